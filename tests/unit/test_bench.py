@@ -1,0 +1,117 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from helpers import bench
+from helpers.bench import Timing, benchmark
+
+
+class FakeClock:
+    """Advances by the programmed amount on each call."""
+
+    def __init__(self, steps):
+        self.now = 0.0
+        self.steps = iter(steps)
+
+    def __call__(self):
+        self.now += next(self.steps)
+        return self.now
+
+
+def test_timing_statistics():
+    t = Timing("f", (1.0, 2.0, 3.0, 4.0, 100.0), compile_s=5.0)
+    assert t.n == 5
+    assert t.median == 3.0
+    assert t.min == 1.0
+    assert t.iqr == pytest.approx(2.0)
+    assert t.rel_spread == pytest.approx(2.0 / 3.0)
+    assert t.quantile(1.0) == 100.0
+
+
+def test_timing_repr_is_readable_and_warns_on_spread():
+    quiet = Timing("copy", (1e-3, 1e-3, 1e-3), compile_s=0.2)
+    assert repr(quiet) == ("copy: median 1 ms (IQR 0 ns, min 1 ms, n=3); "
+                           "first call 200 ms")
+    noisy = Timing("copy", (1e-3, 2e-3, 3e-3))
+    assert "warning: spread is" in repr(noisy)
+
+
+def test_throughput():
+    t = Timing("x", (0.5, 0.5))
+    assert t.throughput(flops=10, bytes=4) == {"flop/s": 20.0, "byte/s": 8.0}
+    with pytest.raises(ValueError, match="needs flops="):
+        t.throughput()
+
+
+def test_timing_roundtrip_and_validation():
+    t = Timing("x", (0.1, 0.2), compile_s=1.0)
+    assert Timing.from_dict(t.to_dict()) == t
+    with pytest.raises(ValueError, match="no samples"):
+        Timing("x", ())
+    with pytest.raises(ValueError, match="invalid samples"):
+        Timing("x", (float("nan"),))
+    with pytest.raises(ValueError, match="quantile q"):
+        t.quantile(2)
+
+
+def test_format_seconds():
+    assert bench.format_seconds(2.5) == "2.5 s"
+    assert bench.format_seconds(1.5e-3) == "1.5 ms"
+    assert bench.format_seconds(7e-6) == "7 µs"
+    assert bench.format_seconds(3e-8) == "30 ns"
+
+
+def test_benchmark_with_fake_clock_separates_first_call():
+    # first call takes 5 s (compile), each later call 1 s
+    clock = FakeClock([0, 5] + [0, 1] * 4)
+    t = benchmark(lambda: np.ones(1), warmup=0, repeat=4, clock=clock,
+                  name="f")
+    assert t.compile_s == 5
+    assert t.times == (1, 1, 1, 1)
+    assert t.name == "f"
+
+
+def test_benchmark_blocks_on_every_output_leaf(monkeypatch):
+    f = jax.jit(lambda x: {"a": x + 1, "b": [x * 2, x.sum()]})
+    t = benchmark(f, jnp.ones(8), warmup=1, repeat=3)
+    assert t.n == 3 and t.compile_s > 0
+
+    blocked = []
+    monkeypatch.setattr(jax, "block_until_ready",
+                        lambda xs: blocked.append(len(xs)) or xs)
+    bench.block(f(jnp.ones(8)))
+    assert blocked == [3]
+
+
+def test_benchmark_rotates_inputs():
+    seen = []
+
+    def f(x):
+        seen.append(int(x[0]))
+        return x
+
+    sets = [(np.array([i]),) for i in range(3)]
+    benchmark(f, warmup=2, repeat=6, rotate=sets)
+    # first call, 2 warm-ups, then 6 timed calls cycling 0,1,2
+    assert seen == [0, 1, 2, 0, 1, 2, 0, 1, 2]
+
+
+def test_benchmark_rejects_bad_input():
+    with pytest.raises(TypeError, match="needs a function"):
+        benchmark(jnp.ones(3))
+    with pytest.raises(ValueError, match="repeat must be"):
+        benchmark(lambda: jnp.ones(1), repeat=0)
+    with pytest.raises(ValueError, match="warmup must be"):
+        benchmark(lambda: jnp.ones(1), warmup=-1)
+    with pytest.raises(ValueError, match="not both"):
+        benchmark(lambda x: x, jnp.ones(1), rotate=[(jnp.ones(1),)])
+    with pytest.raises(ValueError, match="at least one"):
+        benchmark(lambda x: x, rotate=[])
+
+
+def test_benchmark_rejects_outputs_that_are_not_arrays():
+    with pytest.raises(TypeError, match=r"returned a float at \[1\]"):
+        benchmark(lambda: (jnp.ones(1), 3.0))
+    with pytest.raises(TypeError, match="holds no arrays"):
+        benchmark(lambda: None)

@@ -1,0 +1,78 @@
+import json
+
+import pytest
+
+from helpers import env
+
+
+def test_describe_has_provenance_and_is_json():
+    info = env.describe()
+    for key in ("backend", "device", "compute_capability", "memory_bytes",
+                "driver", "jax", "jaxlib", "xla_flags", "colab", "date"):
+        assert key in info
+    assert info["backend"] == "cpu"
+    assert info["driver"] is None and info["compute_capability"] is None
+    assert info["date"].endswith("+00:00")
+    json.dumps(info)
+
+
+def test_describe_reads_xla_flags(monkeypatch):
+    monkeypatch.setenv("XLA_FLAGS", "--xla_dump_to=/tmp/x")
+    assert env.describe()["xla_flags"] == "--xla_dump_to=/tmp/x"
+
+
+def test_summary_is_one_line_with_versions():
+    import jax
+
+    line = env.summary()
+    assert "\n" not in line
+    assert f"jax {jax.__version__}" in line
+    assert "1 device" in line
+
+
+def test_format_provenance_of_a_gpu():
+    info = {"device": "NVIDIA H100 80GB HBM3", "backend": "gpu",
+            "compute_capability": "9.0", "memory_bytes": 80 * 2**30,
+            "device_count": 1, "driver": "550.54", "jax": "0.11.0",
+            "jaxlib": "0.11.0", "xla_flags": "", "colab": False,
+            "date": "2026-11-22T00:00:00+00:00"}
+    line = env.format_provenance(info)
+    assert line.startswith("NVIDIA H100 80GB HBM3 (gpu, sm_90, 80.0 GiB)")
+    assert "driver 550.54" in line and line.endswith("2026-11-22")
+    assert env.device_slug(info) == "nvidia-h100-80gb-hbm3"
+
+
+def test_on_cpu_there_is_no_gpu():
+    assert env.on_gpu() is False
+    assert env.gpu_arch() is None
+
+
+def test_sizes_picks_the_cpu_value():
+    assert env.sizes(gpu=2**28, cpu=2**10) == 2**10
+
+
+def test_sizes_needs_both():
+    with pytest.raises(ValueError, match="needs both"):
+        env.sizes(gpu=None, cpu=3)
+
+
+def test_colab_setup_does_nothing_outside_colab(monkeypatch):
+    monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
+    assert env.in_colab() is False
+    assert env.colab_setup() == []
+
+
+def test_colab_setup_installs_missing(monkeypatch):
+    calls = []
+    monkeypatch.setenv("COLAB_RELEASE_TAG", "test")
+    monkeypatch.setattr(env.subprocess, "run",
+                        lambda cmd, check: calls.append(cmd))
+    installed = env.colab_setup({"json": "json",
+                                 "surely_not_a_module_xyz": "xyz-pkg"})
+    assert installed == ["xyz-pkg"]
+    assert calls and calls[0][-1] == "xyz-pkg"
+
+
+def test_missing_packages():
+    assert env.missing_packages({"json": "json"}) == []
+    assert env.missing_packages({"no_such_mod_q": "q"}) == ["q"]

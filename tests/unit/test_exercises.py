@@ -1,0 +1,97 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from helpers import exercises as ex
+
+CASES = [(np.arange(4.0),), (np.linspace(-1, 1, 7),)]
+DOUBLE = ex.Exercise("Double it", [ex.matches_reference(
+    lambda x: 2 * x, CASES, hint="multiply by two")], hints=["think"])
+
+
+def test_a_correct_function_passes():
+    report = DOUBLE.check(lambda x: x + x)
+    assert report.passed
+    assert report.outcomes[0].detail.startswith("2 cases agree")
+    assert report.failed_hints() == []
+    assert "Double it: PASSED" in report.text()
+
+
+def test_a_wrong_function_fails_with_hints():
+    report = DOUBLE.check(lambda x: 3 * x)
+    assert not report.passed
+    assert "largest relative error" in report.outcomes[0].detail
+    assert report.failed_hints() == ["multiply by two", "think"]
+    assert "hint 1: multiply by two" in report.text()
+    assert "<details><summary>Hint 1</summary>" in report.html()
+
+
+def test_wrong_shape_and_errors_are_reported():
+    shape = DOUBLE.check(lambda x: x[:1])
+    assert "shape (1,), expected (4,)" in shape.outcomes[0].detail
+
+    def broken(x):
+        raise RuntimeError("oops\nmore")
+
+    report = DOUBLE.check(broken)
+    assert report.outcomes[0].detail == ("your function raised "
+                                         "RuntimeError: oops")
+
+
+def test_hlo_fact_reads_the_compiled_module():
+    x = jnp.ones((8, 8))
+    no_loop = ex.hlo_fact(
+        "no while loop", lambda text: " while(" not in text or
+        "found a while loop", (x,), hint="use a static trip count")
+    assert no_loop(lambda a: a * 2).status == "pass"
+
+    def looped(a):
+        n = a.shape[0] + jnp.int32(a[0, 0])  # traced: stays a while loop
+        return jax.lax.fori_loop(0, n, lambda i, c: c * 2, a)
+
+    failed = no_loop(looped)
+    assert failed.status == "fail"
+    assert failed.detail == "found a while loop"
+    assert failed.hint == "use a static trip count"
+    assert ex.hlo_fact("x", lambda t: False, (x,))(
+        lambda a: a).detail == "it does not hold"
+    assert ex.hlo_fact("x", lambda t: True, (x,))(42).status == "fail"
+
+
+def test_time_target_is_skipped_on_cpu():
+    outcome = ex.time_below(1.0, (jnp.ones(3),))(lambda x: x)
+    assert outcome.status == "skip"
+    assert "no GPU here" in outcome.detail
+
+
+def test_skips_alone_do_not_pass():
+    report = ex.Report("t", (ex.Outcome("c", "skip", "no GPU"),))
+    assert not report.passed
+
+
+def test_report_displays_as_html_and_text():
+    bundle = DOUBLE.check(lambda x: 2 * x)._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html"}
+    assert "✅" in bundle["text/html"]
+
+
+def test_panel_reveals_hints_one_at_a_time():
+    panel = DOUBLE.check(lambda x: x).panel()
+    body, button, shown = panel.children
+    assert "<details>" not in body.value
+    button.click()
+    assert "Hint 1" in shown.value and "Hint 2" not in shown.value
+    button.click()
+    assert "Hint 2" in shown.value and button.disabled
+
+
+def test_bad_exercise_input():
+    with pytest.raises(TypeError, match="pass your function itself"):
+        DOUBLE.check(3)
+    with pytest.raises(ValueError, match="no criteria"):
+        ex.Exercise("empty", []).check(lambda x: x)
+    with pytest.raises(ValueError, match="at least one case"):
+        ex.matches_reference(lambda x: x, [])
+    with pytest.raises(ValueError, match="status must be"):
+        ex.Outcome("c", "maybe", "")

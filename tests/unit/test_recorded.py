@@ -1,0 +1,112 @@
+import json
+
+import numpy as np
+import pytest
+
+from helpers import env, recorded
+from helpers.bench import Timing
+
+GPU = {"backend": "gpu", "device": "NVIDIA H100 80GB HBM3",
+       "device_count": 1, "compute_capability": "9.0",
+       "memory_bytes": 85 * 10**9, "driver": "550.54", "jax": "0.11.0",
+       "jaxlib": "0.11.0", "xla_flags": "", "colab": False,
+       "date": "2026-11-22T00:00:00+00:00"}
+
+
+@pytest.fixture(autouse=True)
+def tmp_recorded(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_save_then_load_roundtrip(tmp_recorded):
+    data = {"gbps": np.float32(3.5), "sizes": np.arange(3),
+            "timing": Timing("t", (1.0, 2.0))}
+    path = recorded.save("01_measuring/copy", data, provenance=GPU)
+    assert path == tmp_recorded / "nvidia-h100-80gb-hbm3" / \
+        "01_measuring" / "copy.json"
+    record = recorded.load("01_measuring/copy")
+    assert record["provenance"] == GPU
+    assert record["data"]["sizes"] == [0, 1, 2]
+    assert Timing.from_dict(record["data"]["timing"]).median == 1.5
+
+
+def test_missing_recording_names_itself():
+    with pytest.raises(recorded.MissingRecording,
+                       match="no recording '01_measuring/nope'.*make record"):
+        recorded.load("01_measuring/nope")
+
+
+@pytest.mark.parametrize("name", ["copy", "1_x/copy", "01_measuring/Copy",
+                                  "01_measuring/a/b", 3])
+def test_bad_names_are_refused(name):
+    with pytest.raises(ValueError, match="must look like"):
+        recorded.path_for(name)
+
+
+def test_provenance_is_required():
+    with pytest.raises(ValueError, match="lacks"):
+        recorded.save("01_measuring/x", {}, provenance={"device": "x"})
+
+
+def test_unserialisable_data_is_refused():
+    with pytest.raises(TypeError, match="cannot record a object"):
+        recorded.save("01_measuring/x", {"a": object()}, provenance=GPU)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("not json", "not valid JSON"),
+    ('{"schema": 99}', "schema-1"),
+    ('{"schema": 1, "name": "01_measuring/x"}', "lacks the key"),
+    ('{"schema": 1, "name": "01_measuring/y", "provenance": {}, '
+     '"data": 1}', "holds '01_measuring/y'"),
+])
+def test_corrupt_recordings_are_refused(tmp_recorded, content, message):
+    path = recorded.path_for("01_measuring/x")
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        recorded.load("01_measuring/x")
+
+
+def test_live_or_recorded_on_cpu_loads_the_recording():
+    recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
+    calls = []
+    result = recorded.live_or_recorded("01_measuring/copy",
+                                       lambda: calls.append(1))
+    assert calls == [], "must not measure without a GPU"
+    assert result.source == "recorded" and result.available
+    assert result.data == {"gbps": 3000.0}
+    assert "recorded: NVIDIA H100 80GB HBM3" in result.label
+
+
+def test_live_or_recorded_says_when_nothing_exists():
+    result = recorded.live_or_recorded("01_measuring/none", lambda: 1)
+    assert result.source == "missing" and not result.available
+    assert result.data is None
+    assert "no recording of '01_measuring/none' yet" in result.label
+
+
+def test_live_or_recorded_measures_and_records_on_a_gpu(monkeypatch):
+    monkeypatch.setattr(env, "on_gpu", lambda: True)
+    monkeypatch.setattr(env, "describe", lambda: GPU)
+    monkeypatch.setenv("BOOK_RECORD", "1")
+    result = recorded.live_or_recorded(
+        "01_measuring/live", lambda: {"t": Timing("t", (1.0,))})
+    assert result.source == "live"
+    assert result.data == {"t": {"name": "t", "times": [1.0],
+                                 "compile_s": None}}
+    assert recorded.load("01_measuring/live")["data"] == result.data
+
+
+def test_live_without_record_flag_writes_nothing(monkeypatch, tmp_recorded):
+    monkeypatch.setattr(env, "on_gpu", lambda: True)
+    monkeypatch.setattr(env, "describe", lambda: GPU)
+    monkeypatch.delenv("BOOK_RECORD", raising=False)
+    recorded.live_or_recorded("01_measuring/live", lambda: 1)
+    assert not list(tmp_recorded.rglob("*.json"))
+
+
+def test_saved_file_is_plain_json(tmp_recorded):
+    path = recorded.save("01_measuring/x", [1, 2], provenance=GPU)
+    assert json.loads(path.read_text())["schema"] == recorded.SCHEMA
