@@ -142,8 +142,26 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds / 1e-9:.3g} ns"
 
 
-def _array_leaves(out: Any, name: str) -> list[Any]:
-    """The leaves of ``out``, checked to be arrays we can wait for."""
+def _is_waitable(leaf: Any) -> bool:
+    """Arrays we know how to wait for: JAX, NumPy, CuPy, or anything with a
+    ``block_until_ready`` method."""
+    return (isinstance(leaf, (jax.Array, np.ndarray))
+            or hasattr(leaf, "block_until_ready")
+            or hasattr(leaf, "__cuda_array_interface__"))
+
+
+def block(out: Any, name: str = "the function") -> Any:
+    """Wait until every array in the pytree ``out`` has been computed.
+
+    `jax.block_until_ready` waits for JAX arrays (and calls
+    ``block_until_ready`` on other objects that have it); CuPy arrays are
+    waited for by synchronising CuPy's current stream; NumPy arrays are
+    already done.
+
+    Raises:
+        TypeError: ``out`` holds no arrays, or holds something that is not
+            an array (a Python float, say), so there is nothing to wait for.
+    """
     leaves = jax.tree.leaves(out)
     if not leaves:
         raise TypeError(
@@ -151,26 +169,14 @@ def _array_leaves(out: Any, name: str) -> list[Any]:
             "nothing to wait for, so the time would only measure dispatch. "
             "Return the arrays the function computes.")
     for path, leaf in jax.tree_util.tree_flatten_with_path(out)[0]:
-        is_array = (isinstance(leaf, (jax.Array, np.ndarray))
-                    or hasattr(leaf, "__cuda_array_interface__"))
-        if not is_array:
+        if not _is_waitable(leaf):
             where = jax.tree_util.keystr(path) or "the output"
             raise TypeError(
                 f"{name} returned a {type(leaf).__name__} at {where}; "
                 "benchmark needs arrays (jax.Array, numpy or CuPy) so it "
                 "can wait until the device has finished. Return jnp arrays "
                 "instead of Python numbers.")
-    return leaves
-
-
-def block(out: Any, name: str = "the function") -> Any:
-    """Wait until every array in the pytree ``out`` has been computed.
-
-    JAX arrays are waited for with `jax.block_until_ready`; CuPy arrays by
-    synchronising CuPy's current stream; NumPy arrays are already done.
-    """
-    leaves = _array_leaves(out, name)
-    jax.block_until_ready([x for x in leaves if isinstance(x, jax.Array)])
+    jax.block_until_ready(leaves)
     if any(hasattr(x, "__cuda_array_interface__") for x in leaves):
         cupy = sys.modules.get("cupy")
         if cupy is not None:

@@ -224,3 +224,42 @@ def colab_setup(packages: dict[str, str] | None = None) -> list[str]:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q",
                         *missing], check=True)
     return missing
+
+
+def capabilities(arch: tuple[int, int] | None = None) -> dict[str, str]:
+    """What this GPU can do that the book uses, each with a short reason.
+
+    Args:
+        arch: a compute capability; by default `gpu_arch()` of this machine.
+
+    Returns:
+        ``{feature: 'yes' | 'no: why'}`` for bf16 tensor cores, Pallas on
+        Triton, Pallas on Mosaic GPU and CuPy.
+
+    Example:
+        >>> capabilities((7, 5))["Pallas (Triton backend)"]
+        'no: needs compute capability 8.0 (Ampere) or newer; this is 7.5'
+    """
+    import importlib.util
+
+    arch = arch if arch is not None else gpu_arch()
+
+    def needs(least: tuple[int, int], name: str) -> str:
+        if arch is None:
+            return "no: no CUDA GPU here"
+        if arch >= least:
+            return "yes"
+        return (f"no: needs compute capability {least[0]}.{least[1]} "
+                f"({name}) or newer; this is {arch[0]}.{arch[1]}")
+
+    has_cupy = importlib.util.find_spec("cupy") is not None
+    return {
+        # Tensor cores gained bf16 with Ampere (compute capability 8.0).
+        "bf16 tensor cores": needs((8, 0), "Ampere"),
+        # docs.jax.dev/en/latest/pallas/quickstart.html: the Triton backend
+        # supports GPUs down to Ampere; Mosaic GPU needs Hopper or newer.
+        "Pallas (Triton backend)": needs((8, 0), "Ampere"),
+        "Pallas (Mosaic GPU backend)": needs((9, 0), "Hopper"),
+        "CuPy": "yes" if has_cupy else "no: not installed (pip install "
+                                       "cupy-cuda12x)",
+    }

@@ -84,6 +84,18 @@ def test_benchmark_blocks_on_every_output_leaf(monkeypatch):
     assert blocked == [3]
 
 
+def test_block_waits_for_objects_with_block_until_ready():
+    waited = []
+
+    class Pending:
+        def block_until_ready(self):
+            waited.append(True)
+            return self
+
+    bench.block({"a": Pending()})
+    assert waited == [True]
+
+
 def test_benchmark_rotates_inputs():
     seen = []
 

@@ -76,3 +76,14 @@ def test_colab_setup_installs_missing(monkeypatch):
 def test_missing_packages():
     assert env.missing_packages({"json": "json"}) == []
     assert env.missing_packages({"no_such_mod_q": "q"}) == ["q"]
+
+
+def test_capabilities_by_architecture():
+    t4 = env.capabilities((7, 5))
+    assert t4["bf16 tensor cores"].startswith("no: needs compute "
+                                              "capability 8.0")
+    assert t4["Pallas (Mosaic GPU backend)"].endswith("this is 7.5")
+    h100 = env.capabilities((9, 0))
+    assert h100["Pallas (Mosaic GPU backend)"] == "yes"
+    assert env.capabilities((8, 6))["Pallas (Mosaic GPU backend)"] != "yes"
+    assert env.capabilities()["bf16 tensor cores"] == "no: no CUDA GPU here"

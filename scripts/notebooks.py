@@ -1,0 +1,160 @@
+"""Keep the chapters in shape: pair, set up, execute.
+
+Authors edit the MyST twin ``chapters/NN_slug.md``; the ``.ipynb`` carries
+the outputs that the book, Colab and nbval use. This script:
+
+* ``sync``: writes every chapter's ``.ipynb`` from its ``.md`` (keeping the
+  stored outputs of unchanged cells), puts the standard setup cell first
+  (with the repository URL from ``_config.yml``) and the Colab metadata on;
+* ``execute [NN_slug ...]``: runs chapters top to bottom and stores the
+  outputs, printing how long each took;
+* ``check``: exits non-zero when a chapter is out of sync (for tests).
+
+Usage: python scripts/notebooks.py sync|execute|check [chapter ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = ROOT / "chapters"
+FORMATS = "ipynb,md:myst"
+COLAB_METADATA = {
+    "accelerator": "GPU",
+    "colab": {"gpuType": "T4", "provenance": []},
+    "kernelspec": {"display_name": "Python 3", "language": "python",
+                   "name": "python3"},
+}
+
+SETUP_TEMPLATE = '''\
+# Setup: make `helpers` importable on Colab, in a checkout or a workshop.
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+REPO = "{url}"
+if "google.colab" in sys.modules and not os.path.isdir("{name}"):
+    subprocess.run(["git", "clone", "-q", "--depth", "1", REPO], check=True)
+for path in ("{name}", ".."):
+    if os.path.isdir(os.path.join(path, "helpers")):
+        sys.path.insert(0, os.path.abspath(path))
+        break
+from helpers import env  # noqa: E402
+
+env.colab_setup()  # installs what Colab lacks; does nothing elsewhere'''
+
+
+def repository_url() -> str:
+    """The repository URL, from the one place that sets it."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    return config["repository"]["url"].rstrip("/")
+
+
+def setup_cell_source() -> str:
+    """The first code cell of every chapter."""
+    url = repository_url()
+    return SETUP_TEMPLATE.format(url=url, name=url.split("/")[-1])
+
+
+def chapter_paths(names: list[str] | None = None) -> list[Path]:
+    """The ``.md`` sources of the chapters named (all by default)."""
+    if not names:
+        return sorted(CHAPTERS.glob("[0-9][0-9]_*.md"))
+    paths = [CHAPTERS / f"{Path(n).stem}.md" for n in names]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        sys.exit(f"no such chapter: {', '.join(missing)}")
+    return paths
+
+
+def expected_notebook(md_path: Path) -> nbformat.NotebookNode:
+    """The notebook the ``.md`` source describes, set up and with metadata,
+    carrying the outputs stored in the existing ``.ipynb``."""
+    notebook = jupytext.read(md_path)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    if not code:
+        raise SystemExit(f"{md_path.name} has no code cells")
+    code[0].source = setup_cell_source()
+    code[0].metadata["tags"] = ["hide-input"]
+    notebook.metadata.update(COLAB_METADATA)
+    notebook.metadata.setdefault("jupytext", {})["formats"] = FORMATS
+    ipynb = md_path.with_suffix(".ipynb")
+    if ipynb.exists():
+        stored = nbformat.read(ipynb, as_version=4)
+        notebook = jupytext.combine.combine_inputs_with_outputs(
+            notebook, stored, fmt="md:myst")
+    return notebook
+
+
+def write_pair(notebook: nbformat.NotebookNode, md_path: Path) -> None:
+    """Write the ``.ipynb`` and its ``.md`` twin from one notebook."""
+    jupytext.write(notebook, md_path.with_suffix(".ipynb"))
+    jupytext.write(notebook, md_path, fmt="md:myst")
+
+
+def sync(paths: list[Path]) -> None:
+    for md_path in paths:
+        write_pair(expected_notebook(md_path), md_path)
+        print(f"synced {md_path.stem}")
+
+
+def execute(paths: list[Path]) -> None:
+    from nbclient import NotebookClient
+
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    for md_path in paths:
+        notebook = expected_notebook(md_path)
+        start = time.perf_counter()
+        NotebookClient(notebook, timeout=900, kernel_name="python3",
+                       resources={"metadata": {"path": str(CHAPTERS)}}
+                       ).execute()
+        write_pair(notebook, md_path)
+        print(f"executed {md_path.stem} in "
+              f"{time.perf_counter() - start:.1f} s")
+
+
+def check(paths: list[Path]) -> int:
+    """Number of chapters whose ``.ipynb`` inputs differ from the ``.md``."""
+    stale = 0
+    for md_path in paths:
+        want = expected_notebook(md_path)
+        have = nbformat.read(md_path.with_suffix(".ipynb"), as_version=4)
+        if cell_inputs(want) != cell_inputs(have):
+            print(f"{md_path.stem}: .ipynb and .md differ; run "
+                  "`make sync`")
+            stale += 1
+    return stale
+
+
+def cell_inputs(notebook: nbformat.NotebookNode) -> list[tuple]:
+    """What must agree between the twins: cell types, sources and tags."""
+    return [(c.cell_type, c.source.strip(),
+             tuple(c.metadata.get("tags", []))) for c in notebook.cells]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["sync", "execute", "check"])
+    parser.add_argument("chapters", nargs="*")
+    args = parser.parse_args()
+    paths = chapter_paths(args.chapters)
+    if args.command == "sync":
+        sync(paths)
+    elif args.command == "execute":
+        execute(paths)
+    else:
+        sys.exit(1 if check(paths) else 0)
+
+
+if __name__ == "__main__":
+    main()

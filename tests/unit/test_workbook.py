@@ -1,0 +1,46 @@
+"""Every reference solution passes its check; every starter fails it with
+the intended hint."""
+
+import pytest
+
+from helpers.workbook import measuring, using
+
+EXERCISES = [
+    (using.root_mean_square, using.solution, using.starter,
+     "Square first"),
+    (measuring.honest_timer, measuring.solution, measuring.starter,
+     "block_until_ready"),
+    (measuring.matmul_floor, measuring.floor_solution,
+     measuring.floor_starter, "Count every byte"),
+]
+
+
+@pytest.mark.parametrize("exercise, solution, starter, hint", EXERCISES,
+                         ids=[e[0].title for e in EXERCISES])
+def test_solution_passes_and_starter_fails(exercise, solution, starter,
+                                           hint):
+    assert exercise.check(solution).passed, exercise.check(solution).text()
+    report = exercise.check(starter)
+    assert not report.passed
+    assert any(hint in h for h in report.failed_hints()), report.text()
+
+
+def test_timer_that_keeps_the_compile_is_caught():
+    def mean_with_compile(f, x, n=5):
+        import time
+        start = time.perf_counter()
+        for _ in range(n):
+            f(x).block_until_ready()
+        return (time.perf_counter() - start) / n
+
+    report = measuring.honest_timer.check(mean_with_compile)
+    assert not report.passed
+    assert "the compile leaked in" in report.outcomes[0].detail
+
+
+def test_timer_that_raises_is_reported():
+    def broken(f, x):
+        raise ValueError("nope")
+
+    report = measuring.honest_timer.check(broken)
+    assert "raised ValueError: nope" in report.outcomes[0].detail
