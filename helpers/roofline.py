@@ -47,28 +47,45 @@ class Ceilings:
                 f"{self.copy_bytes_per_s / 1e9:.4g} GB/s, {rates})")
 
 
-def copy_bandwidth(nbytes: int | None = None, *, repeat: int = 20) -> float:
-    """Measure bytes per second of an elementwise pass over a large array.
+def copy_bandwidth(nbytes: int | None = None, *, total: int | None = None,
+                   repeat: int = 20) -> float:
+    """Measure bytes per second of an elementwise pass over large arrays.
 
-    The kernel is ``x + 1`` on float32: it reads every byte once and writes
-    every byte once, so it moves ``2 * nbytes``. (A plain copy may be
-    elided by XLA; an add is always a real kernel.)
+    The kernel is ``x + 1`` on float32, in place (the input is donated): it
+    reads every byte once and writes every byte once, so it moves
+    ``2 * nbytes``. (A plain copy may be elided by XLA; an add is always a
+    real kernel.) Calls rotate among arrays totalling ``total`` bytes, so
+    that no call finds its input in a cache left warm by the previous one.
 
     Args:
-        nbytes: size of the input in bytes; by default 1 GiB on a GPU and
-            64 MiB on a CPU, far larger than any cache.
+        nbytes: size of one input in bytes; by default 256 MiB on a GPU and
+            16 MiB on a CPU.
+        total: bytes of all the rotated inputs together; by default 1 GiB
+            on a GPU and 256 MiB on a CPU, beyond any last-level cache.
         repeat: timed calls.
 
     Returns:
         Bytes read plus written per second at the median time.
     """
-    nbytes = nbytes or env.sizes(gpu=2**30, cpu=2**26)
+    nbytes = nbytes or env.sizes(gpu=2**28, cpu=2**24)
+    total = total or env.sizes(gpu=2**30, cpu=2**28)
     if nbytes < 4:
         raise ValueError(f"nbytes must be at least 4, got {nbytes}")
-    x = jnp.ones(nbytes // 4, jnp.float32)
-    timing = bench.benchmark(jax.jit(lambda a: a + 1), x, repeat=repeat,
-                             name="copy")
-    return timing.throughput(bytes=2 * x.nbytes)["byte/s"]
+    count = max(1, total // nbytes)
+    arrays = [jnp.full(nbytes // 4, i, jnp.float32) for i in range(count)]
+    # Donating the input lets the output reuse its buffer, so the time is
+    # the kernel's and not the allocator's (a fresh 16 MiB+ buffer from the
+    # operating system costs more than the copy on a CPU).
+    add_one = jax.jit(lambda a: a + 1, donate_argnums=0)
+
+    def add_one_in_place(i: int) -> jax.Array:
+        arrays[i] = add_one(arrays[i])
+        return arrays[i]
+
+    timing = bench.benchmark(add_one_in_place,
+                             rotate=[(i,) for i in range(count)],
+                             repeat=max(repeat, count), name="copy")
+    return timing.throughput(bytes=2 * arrays[0].nbytes)["byte/s"]
 
 
 def matmul_rate(n: int | None = None, dtype: Any = jnp.float32, *,

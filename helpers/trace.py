@@ -95,3 +95,20 @@ def _names(events: list[dict]) -> tuple[dict, dict]:
 def device_events(events: pd.DataFrame) -> pd.DataFrame:
     """The rows that ran on an accelerator (process ``/device:...``)."""
     return events[events["process"].str.startswith("/device:")]
+
+
+def kernel_events(events: pd.DataFrame,
+                  kernel_names: list[str] | None = None) -> pd.DataFrame:
+    """The rows that are kernels: device events on a GPU; on a CPU, the
+    events named after the compiled module's fusions (``kernel_names``,
+    e.g. from `helpers.hlo.fusions`), which the CPU runtime runs on its
+    own threads.
+
+    Args:
+        events: a frame from `load`.
+        kernel_names: names to look for when there are no device events.
+    """
+    on_device = device_events(events)
+    if not on_device.empty or not kernel_names:
+        return on_device
+    return events[events["name"].isin(kernel_names)]

@@ -51,7 +51,8 @@ for path in ("{name}", ".."):
         break
 from helpers import env  # noqa: E402
 
-env.colab_setup()  # installs what Colab lacks; does nothing elsewhere'''
+# On Colab, install what it lacks; elsewhere this does nothing.
+installed = env.colab_setup()'''
 
 
 def repository_url() -> str:

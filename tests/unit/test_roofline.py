@@ -66,7 +66,7 @@ def test_cost_handles_old_list_shape(monkeypatch):
 
 
 def test_measured_ceilings_are_positive_and_plausible():
-    bw = roofline.copy_bandwidth(2**22, repeat=3)
+    bw = roofline.copy_bandwidth(2**22, total=2**24, repeat=3)
     rate = roofline.matmul_rate(128, repeat=3)
     assert 1e8 < bw < 1e13
     assert 1e6 < rate < 1e15

@@ -71,3 +71,19 @@ def test_errors_for_a_corrupt_file(tmp_path):
     (run / "x.trace.json.gz").write_bytes(b"not gzip")
     with pytest.raises(ValueError, match="not a gzipped JSON"):
         trace.load(tmp_path)
+
+
+def test_kernel_events_on_cpu_match_fusion_names(tmp_path):
+    from helpers import hlo
+
+    f = jax.jit(lambda x: x + 1)
+    x = jnp.ones(4096)
+    f(x).block_until_ready()
+    with jax.profiler.trace(str(tmp_path)):
+        for _ in range(3):
+            f(x).block_until_ready()
+    names = [fusion.name for fusion in hlo.fusions(f, x)]
+    kernels = trace.kernel_events(trace.load(tmp_path), names)
+    assert len(kernels) == 3
+    assert set(kernels["name"]) == set(names)
+    assert trace.kernel_events(trace.load(tmp_path)).empty

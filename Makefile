@@ -1,0 +1,51 @@
+# The book's two commands: `make book` and `make test`. Everything else is
+# for authors and for GPU machines. Needs Python 3.11+ and make.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: book test test-gpu notebooks record sync install clean help
+
+help:
+	@echo "make book       build the HTML book into _build/html"
+	@echo "make test       run the whole test suite (CPU only)"
+	@echo "make notebooks  re-execute every chapter here and store outputs"
+	@echo "make record     on a GPU: execute chapters, save reference results"
+	@echo "make test-gpu   on a GPU: strict notebook checks and GPU tests"
+	@echo "make sync       rewrite each chapter's .ipynb from its .md twin"
+
+# A virtual environment with the helpers package and the book's tools.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+book: $(STAMP)
+	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
+	@echo "The book is in _build/html: open _build/html/index.html"
+
+test: $(STAMP)
+	$(PY) -m pytest tests chapters --nbval-lax -p no:cacheprovider
+
+sync: $(STAMP)
+	$(PY) scripts/notebooks.py sync
+
+notebooks: $(STAMP)
+	$(PY) scripts/notebooks.py execute
+
+# On a CUDA machine: execute every chapter live, storing the outputs and
+# saving each chapter's reference results under recorded/<device>/.
+record: $(STAMP)
+	BOOK_RECORD=1 $(PY) scripts/notebooks.py execute
+
+test-gpu: $(STAMP)
+	$(PY) -m pytest tests chapters --nbval --nbval-sanitize-with \
+	  tests/sanitize.cfg -p no:cacheprovider
+
+clean:
+	rm -rf _build

@@ -1,0 +1,47 @@
+"""Test settings shared by the unit tests and the notebook runs.
+
+- Everything runs on the CPU unless marked `gpu`; such tests are skipped
+  with the reason when JAX has no GPU.
+- Each notebook's total execution time is printed at the end, so a chapter
+  that grows slow is noticed before CI's time limit is.
+"""
+
+import collections
+import os
+
+import pytest
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+_NOTEBOOK_SECONDS: dict[str, float] = collections.defaultdict(float)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip tests marked `gpu` when JAX has no GPU, saying why."""
+    import jax
+
+    if jax.default_backend() == "gpu":
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU; run `make test-gpu` "
+                            "on a GPU machine")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_runtest_logreport(report):
+    """Add up the time of every cell of each notebook."""
+    path = report.nodeid.split("::")[0]
+    if path.endswith(".ipynb"):
+        _NOTEBOOK_SECONDS[path] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _NOTEBOOK_SECONDS:
+        return
+    terminalreporter.section("notebook execution time")
+    for path, seconds in sorted(_NOTEBOOK_SECONDS.items()):
+        terminalreporter.write_line(f"{seconds:7.1f} s  {path}")
+    terminalreporter.write_line(
+        f"{sum(_NOTEBOOK_SECONDS.values()):7.1f} s  all notebooks")

@@ -1,0 +1,27 @@
+"""The book builds from the stored outputs, with warnings as errors."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_book_builds_without_warnings(tmp_path):
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    command = [str(jupyter_book) if jupyter_book.exists() else
+               shutil.which("jupyter-book"), "build", str(ROOT),
+               "--path-output", str(tmp_path), "--warningiserror",
+               "--nitpick", "--keep-going"]
+    result = subprocess.run(command, capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr
+    html = tmp_path / "_build" / "html"
+    measuring = (html / "chapters" / "01_measuring.html").read_text()
+    # the prose carries the glued numbers, and the Colab button is there
+    assert "GB/s" in measuring and "colab.research.google.com" in measuring
+    assert "no recording of" in measuring

@@ -1,0 +1,108 @@
+"""The book's house rules, checked: table of contents, tags, pairs, Colab
+metadata, setup cells, line length, and the XLA flags the text names."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from helpers import xla_flags
+from scripts import notebooks
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+ALLOWED_TAGS = {"remove-cell", "hide-input", "hide-output",
+                "raises-exception", "nbval-check-output",
+                "nbval-ignore-output", "nbval-skip"}
+
+
+def _toc_files(node):
+    if isinstance(node, dict):
+        if "file" in node:
+            yield node["file"]
+        for value in node.values():
+            yield from _toc_files(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _toc_files(value)
+
+
+def test_there_are_chapters():
+    assert len(CHAPTERS) >= 2
+
+
+def test_toc_and_chapters_agree():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    listed = {f for f in _toc_files(toc) if f.startswith("chapters/")}
+    present = {f"chapters/{p.stem}" for p in CHAPTERS}
+    assert listed == present, (f"in _toc.yml only: {listed - present}; "
+                               f"in chapters/ only: {present - listed}")
+    assert (ROOT / f"{toc['root']}.md").exists()
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_tags_are_from_the_allowed_set(path):
+    notebook = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(notebook.cells):
+        unknown = set(cell.metadata.get("tags", [])) - ALLOWED_TAGS
+        assert not unknown, f"cell {index} has unknown tags {unknown}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_pair_is_in_sync(path):
+    md_path = path.with_suffix(".md")
+    assert md_path.exists(), f"{path.name} has no MyST twin"
+    assert notebooks.check([md_path]) == 0, "run `make sync`"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_colab_metadata_and_setup_cell(path):
+    notebook = nbformat.read(path, as_version=4)
+    assert notebook.metadata.get("accelerator") == "GPU"
+    assert notebook.metadata["colab"]["gpuType"]
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
+    first_code = next(c for c in notebook.cells if c.cell_type == "code")
+    assert first_code.source == notebooks.setup_cell_source()
+    assert notebooks.repository_url() in first_code.source
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_opening(path):
+    notebook = nbformat.read(path, as_version=4)
+    first = notebook.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# ")
+    assert "**Key concepts**" in first.source
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert "env.summary()" in code[1].source, "provenance cell missing"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_stored_outputs_and_no_errors(path):
+    notebook = nbformat.read(path, as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert any(c.outputs for c in code), "execute it: `make notebooks`"
+    for cell in code:
+        if "raises-exception" in cell.metadata.get("tags", []):
+            continue
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert not errors, f"stored error in cell: {cell.source[:60]}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_code_lines_fit_in_79_columns(path):
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            assert len(line) <= 79, f"too long: {line!r}"
+
+
+def test_every_xla_flag_in_the_book_is_known_to_jaxlib():
+    text = "\n".join(p.read_text() for p in
+                     (ROOT / "chapters").glob("*.md"))
+    flags = xla_flags.flag_names(text)
+    assert not xla_flags.unknown(flags), (
+        "the installed jaxlib does not know these flags; a reader setting "
+        "them would crash")
