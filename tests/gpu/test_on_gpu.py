@@ -1,0 +1,33 @@
+"""Checks that only mean something on a CUDA GPU (skipped elsewhere, with
+the reason): provenance is complete, and the measured ceilings and timings
+are physically plausible."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from helpers import bench, env, roofline
+
+pytestmark = pytest.mark.gpu
+
+
+def test_provenance_names_the_gpu():
+    info = env.describe()
+    assert info["backend"] == "gpu"
+    assert info["compute_capability"] and info["memory_bytes"]
+    assert info["driver"], "nvidia-smi should report the driver version"
+    assert env.gpu_arch() >= (7, 0)
+
+
+def test_copy_bandwidth_is_that_of_a_gpu():
+    # Every CUDA GPU the book targets (T4 and newer) moves > 200 GB/s;
+    # an H100's HBM3 is rated 3.35 TB/s.
+    assert 2e11 < roofline.copy_bandwidth() < 4e12
+
+
+def test_blocking_time_exceeds_dispatch_time():
+    a = jnp.ones((4096, 4096), jnp.float32)
+    timing = bench.benchmark(jax.jit(lambda m: m @ m), a, repeat=10)
+    flops = 2 * 4096**3
+    assert timing.throughput(flops=flops)["flop/s"] < 2e15
+    assert timing.compile_s > timing.median
