@@ -52,7 +52,15 @@ def unknown(flags: list[str], timeout: float = 120.0) -> list[str]:
 
 
 def _accepted(flag: str, timeout: float) -> bool:
-    env = {**os.environ, "XLA_FLAGS": flag, "JAX_PLATFORMS": "cpu"}
+    # XLA reports a flag that needs a value but has none (an int or string
+    # flag written bare) as unknown too, so a bare name is also tried "=0".
+    tries = [flag] if "=" in flag else [flag, f"{flag}=0"]
+    return any(_starts_with(attempt, timeout) for attempt in tries)
+
+
+def _starts_with(flags: str, timeout: float) -> bool:
+    """True when JAX starts with XLA_FLAGS=flags; False on an unknown flag."""
+    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}
     child = subprocess.run(
         [sys.executable, "-c", "import jax; jax.devices()"], env=env,
         capture_output=True, text=True, timeout=timeout)
@@ -60,6 +68,6 @@ def _accepted(flag: str, timeout: float) -> bool:
     if _UNKNOWN.search(output):
         return False
     if child.returncode != 0:
-        raise RuntimeError(f"starting JAX with XLA_FLAGS={flag!r} failed "
+        raise RuntimeError(f"starting JAX with XLA_FLAGS={flags!r} failed "
                            f"for another reason:\n{output[-2000:]}")
     return True

@@ -12,9 +12,12 @@ def test_flag_names_are_found_once_each():
 
 def test_unknown_flags_are_reported_without_killing_the_caller():
     found = xla_flags.unknown(["--xla_dump_to=/tmp/book-dump",
-                               "--xla_gpu_triton_gemm_any=true",
-                               "--xla_surely_not_a_flag=1"])
-    assert found == ["--xla_surely_not_a_flag=1"]
+                               "--xla_gpu_triton_gemm_any",
+                               "--xla_gpu_autotune_level",  # needs a value
+                               "--xla_surely_not_a_flag=1",
+                               "--xla_surely_not_a_flag_either"])
+    assert found == ["--xla_surely_not_a_flag=1",
+                     "--xla_surely_not_a_flag_either"]
 
 
 def test_bad_input():
