@@ -4,7 +4,7 @@ import pytest
 from helpers import book
 
 
-def test_glue_returns_plain_values(capsys):
+def test_glue_returns_plain_values():
     assert book.glue("ratio", np.float32(2.5)) == 2.5
     assert isinstance(book.glue("n", np.int64(3)), int)
 
