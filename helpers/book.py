@@ -32,3 +32,20 @@ def glue(name: str, value: Any) -> Any:
 
         myst_glue(name, value, display=False)
     return value
+
+
+def glue_text(name: str, value: Any, fmt: str = ".3g", *,
+              missing: str = "(no recording yet)") -> str:
+    """Glue ``value`` formatted as text, or ``missing`` when it is None.
+
+    For numbers that exist only on some machines (a GPU measurement, a
+    recording not yet made): the prose cites ``{glue:text}`name` `` and
+    reads the number, or says plainly that there is none.
+
+    Example:
+        >>> glue_text("k25_ms", None)
+        '(no recording yet)'
+    """
+    text = missing if value is None else format(value, fmt)
+    glue(name, text)
+    return text

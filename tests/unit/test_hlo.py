@@ -66,3 +66,145 @@ def test_bad_inputs_have_clear_errors():
         hlo.parse("not hlo")
     with pytest.raises(TypeError, match="not text with arguments"):
         hlo.fusions("ENTRY", X)
+
+
+def _step(i, c):
+    return jnp.sin(c) * 2 + c
+
+
+def test_while_loop_with_a_static_trip_count():
+    def loop(x):
+        return jax.lax.fori_loop(0, 8000, _step, x)
+
+    (w,) = hlo.while_loops(loop, X)
+    assert w.trip_count == 8000
+    assert w.body_kernels >= 1 and w.condition_kernels >= 1
+    outside = hlo.kernel_count(lambda x: x, X)
+    # Each iteration runs the body only; the condition is skipped.
+    assert hlo.kernel_count(loop, X) >= 8000 * w.body_kernels
+    assert hlo.kernel_count(loop, X) - 8000 * w.body_kernels <= 4 + outside
+
+
+def test_while_loop_with_a_traced_trip_count():
+    def loop(x, n):
+        return jax.lax.while_loop(lambda c: c[0] < n,
+                                  lambda c: (c[0] + 1, jnp.sin(c[1])),
+                                  (0, x))[1]
+
+    (w,) = hlo.while_loops(loop, X, 5)
+    assert w.trip_count is None
+    with pytest.raises(ValueError, match="no trip count known"):
+        hlo.kernel_count(loop, X, 5)
+
+
+def test_nested_loops_multiply():
+    def inner(c):
+        return jax.lax.fori_loop(0, 3, _step, c)
+
+    def outer(x):
+        return jax.lax.fori_loop(0, 5, lambda i, c: inner(c), x)
+
+    loops = hlo.while_loops(outer, X)
+    assert sorted(w.trip_count for w in loops) == [3, 5]
+    inner_loop = min(loops, key=lambda w: w.trip_count)
+    assert hlo.kernel_count(outer, X) >= 15 * inner_loop.body_kernels
+
+
+def test_fusions_inside_loops_are_listed():
+    def loop(x):
+        return jax.lax.fori_loop(0, 4, lambda i, c: jnp.tanh(c) * c, x)
+
+    roots = {f.root_op for f in hlo.fusions(loop, X)}
+    assert "multiply" in roots
+
+
+def test_kernels_are_the_launching_instructions():
+    ops = {k.op for k in hlo.kernels(lambda x: jnp.sin(x) @ x.T, X)}
+    assert "parameter" not in ops and "bitcast" not in ops
+    assert ops, "a sine and a matmul launch something"
+
+
+def test_custom_calls_name_their_library():
+    (call,) = hlo.custom_calls(jnp.linalg.cholesky, jnp.eye(4))
+    assert "potrf" in call.target
+    assert hlo.custom_calls(lambda x: x + 1, X) == []
+
+
+def test_donation_shows_as_aliasing():
+    donating = jax.jit(lambda x, y: (x * 2, y + 1), donate_argnums=(0, 1))
+    found = hlo.aliases(donating, X, X)
+    assert found == [hlo.Alias((0,), 0, (), "may-alias"),
+                     hlo.Alias((1,), 1, (), "may-alias")]
+    assert hlo.aliases(lambda x: x * 2, X) == []
+
+
+COLLECTIVES_TEXT = """HloModule m, input_output_alias={ {}: (0, {}, must-alias) }
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %ar = f32[4]{0} all-reduce-start(%p), replica_groups=[2,2]<=[4], to_apply=%add
+  %ard = f32[4]{0} all-reduce-done(%ar)
+  %ag = f32[8]{0} all-gather(%ard), replica_groups=[2,2]<=[2,2]T(1,0), dimensions={0}
+  %sl = f32[4]{0} slice(%ag), slice={[0:4]}
+  ROOT %cp = f32[4]{0} collective-permute(%sl), source_target_pairs={{0,1},{1,0}}
+}
+"""
+
+
+def test_collectives_from_text_with_iota_groups():
+    ar, ag, cp = hlo.collectives(COLLECTIVES_TEXT)
+    assert (ar.kind, ar.is_async, ar.groups) == (
+        "all-reduce", True, ((0, 1), (2, 3)))
+    assert (ag.kind, ag.groups) == ("all-gather", ((0, 2), (1, 3)))
+    assert (cp.kind, cp.pairs, cp.groups) == (
+        "collective-permute", ((0, 1), (1, 0)), ())
+    # A -done waits; it launches nothing.
+    assert [k.op for k in hlo.kernels(COLLECTIVES_TEXT)] == [
+        "all-reduce-start", "all-gather", "slice", "collective-permute"]
+    assert hlo.aliases(COLLECTIVES_TEXT) == [
+        hlo.Alias((), 0, (), "must-alias")]
+
+
+SHARD_MAP_PROGRAM = """
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+jax.config.update("jax_num_cpu_devices", 4)
+from helpers import hlo
+mesh = jax.make_mesh((2, 2), ("x", "y"))
+def body(v):
+    s = jax.lax.psum(v, "x")
+    g = jax.lax.all_gather(v, "y")
+    p = jax.lax.ppermute(v, "x", [(0, 1), (1, 0)])
+    return (s.sum() + g.sum() + p.sum()).reshape(1, 1)
+f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"),
+                          out_specs=P("x", "y")))
+x = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("x", "y")))
+for c in hlo.collectives(f, x):
+    print(c.kind, c.groups, c.pairs)
+"""
+
+
+def test_collectives_of_a_real_shard_map_on_four_cpu_devices():
+    import subprocess
+    import sys
+    # Device count is fixed when jax starts, hence a fresh process.
+    out = subprocess.run([sys.executable, "-c", SHARD_MAP_PROGRAM],
+                         capture_output=True, text=True, check=True,
+                         timeout=120).stdout
+    lines = sorted(out.strip().splitlines())
+    # psum over "x" groups devices that differ in their x coordinate.
+    assert "all-reduce ((0, 2), (1, 3)) ()" in lines
+    assert "all-gather ((0, 1), (2, 3)) ()" in lines
+    assert any(line.startswith("collective-permute () ((0, 2)")
+               for line in lines), lines
+
+
+def test_bad_text_input_is_named():
+    with pytest.raises(TypeError, match="takes HLO text"):
+        hlo.parse(b"HloModule")

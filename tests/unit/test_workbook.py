@@ -3,7 +3,7 @@ the intended hint."""
 
 import pytest
 
-from helpers.workbook import measuring, using
+from helpers.workbook import fusion, measuring, using
 
 EXERCISES = [
     (using.root_mean_square, using.solution, using.starter,
@@ -12,6 +12,10 @@ EXERCISES = [
      "block_until_ready"),
     (measuring.matmul_floor, measuring.floor_solution,
      measuring.floor_starter, "Count every byte"),
+    (fusion.fast_reduction, fusion.solution, fusion.starter,
+     "rows of at least 32"),
+    (fusion.predict_kind, fusion.predict_solution, fusion.predict_starter,
+     "powers of two"),
 ]
 
 
@@ -44,3 +48,21 @@ def test_timer_that_raises_is_reported():
 
     report = measuring.honest_timer.check(broken)
     assert "raised ValueError: nope" in report.outcomes[0].detail
+
+
+def test_padding_to_the_wrong_size_is_caught():
+    import jax.numpy as jnp
+
+    def pad_to_30(a, b):
+        pad = [(0, 0)] * (a.ndim - 1) + [(0, 30 - a.shape[-1])]
+        products = jnp.pad(a, pad) * jnp.pad(b[..., 0], pad[1:])[..., None, :]
+        return products.sum(-1, keepdims=True)
+
+    report = fusion.fast_reduction.check(pad_to_30)
+    assert not report.passed
+    assert "over [3]" in report.outcomes[1].detail
+
+
+def test_a_prediction_that_is_not_a_kind_is_named():
+    report = fusion.predict_kind.check(lambda k: "fast")
+    assert "answer 'kInput' or 'kLoop'" in report.outcomes[0].detail

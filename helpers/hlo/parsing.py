@@ -1,16 +1,15 @@
-"""Reading what XLA compiled: fusions, ops, kernels.
+"""Compile a function and split its optimised HLO text into computations.
 
-`jax.jit(f).lower(*args).compile().as_text()` is the optimised HLO module
-that actually runs. Each top-level ``fusion`` instruction of its entry
-computation becomes one GPU kernel; its ``kind=`` says which emitter wrote
-it (``kLoop`` elementwise, ``kInput`` reductions, ``kOutput`` epilogues,
-``kCustom`` for Triton and other custom fusions). This module turns that
-text into small Python records a chapter can print or a test can assert on.
+An HLO module is a set of named computations. The ENTRY computation is what
+runs; the others are called from it: fused computations (the body of one
+kernel), while-loop bodies and conditions, reducers, branches. Each line of
+a computation is one instruction::
+
+    %name = f32[2,3]{1,0} opcode(%operand, ...), attribute=value, ...
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import re
 from typing import Any, Callable
@@ -24,6 +23,11 @@ _INSTRUCTION = re.compile(
     r"(?P<op>[\w\-]+)\((?P<operands>.*?)\)(?P<attrs>.*)$")
 _COMPUTATION = re.compile(r"^(?P<entry>ENTRY\s+)?%?(?P<name>[\w.\-]+)\s.*\{$")
 _OPERAND = re.compile(r"%([\w.\-]+)")
+# "{1}: (0, {}, may-alias)" inside the module header's input_output_alias.
+_ALIAS = re.compile(r"\{(?P<out>[\d,\s]*)\}:\s*\((?P<param>\d+),\s*"
+                    r"\{(?P<pidx>[\d,\s]*)\}(?:,\s*(?P<kind>[\w\-]+))?\)")
+
+Module = dict[str, list["Instruction"]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,23 +43,21 @@ class Instruction:
 
 
 @dataclasses.dataclass(frozen=True)
-class Fusion:
-    """A fusion of the entry computation: one kernel on a GPU.
+class Alias:
+    """An output that may reuse an input's buffer (donation, in-place).
 
     Attributes:
-        name: the instruction name, e.g. ``'fusion.3'``.
-        kind: the emitter, e.g. ``'kLoop'`` or ``'kInput'``.
-        root_op: the opcode of the fused computation's ROOT, e.g.
-            ``'reduce'``.
-        operand_shapes: shapes of the fusion's inputs.
-        output_shape: shape of its result.
+        output_index: the output's position in the result tuple (``()`` for
+            a single, untupled result).
+        parameter: which argument of the compiled function it aliases.
+        parameter_index: the position inside that argument's tuple.
+        kind: ``'may-alias'`` or ``'must-alias'``.
     """
 
-    name: str
+    output_index: tuple[int, ...]
+    parameter: int
+    parameter_index: tuple[int, ...]
     kind: str
-    root_op: str
-    operand_shapes: tuple[str, ...]
-    output_shape: str
 
 
 def compile(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -67,6 +69,10 @@ def compile(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
     Returns:
         The `jax.stages.Compiled` object.
+
+    Example:
+        >>> compile(lambda x: x + 1, jnp.ones(3)).as_text()[:9]
+        'HloModule'
     """
     if not callable(fn):
         raise TypeError(f"expected a function to compile, got a "
@@ -99,12 +105,15 @@ def compiled_text(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
     return compile(fn, *args, **kwargs).as_text()
 
 
-def parse(text: str) -> dict[str, list[Instruction]]:
+def parse(text: str) -> Module:
     """Split HLO module text into ``{computation name: instructions}``.
 
     The entry computation is also stored under the key ``'ENTRY'``.
     """
-    computations: dict[str, list[Instruction]] = {}
+    if not isinstance(text, str):
+        raise TypeError(f"parse() takes HLO text (a str), got a "
+                        f"{type(text).__name__}.")
+    computations: Module = {}
     current: list[Instruction] | None = None
     for line in text.splitlines():
         header = _COMPUTATION.match(line.strip())
@@ -129,59 +138,67 @@ def parse(text: str) -> dict[str, list[Instruction]]:
     return computations
 
 
-def _module(fn_or_text: Callable[..., Any] | str, args: tuple[Any, ...]
-            ) -> dict[str, list[Instruction]]:
+def module_text(fn_or_text: Callable[..., Any] | str,
+                args: tuple[Any, ...]) -> str:
+    """HLO text as given, or compiled from a function and its arguments."""
     if isinstance(fn_or_text, str):
         if args:
             raise TypeError("pass either HLO text, or a function with its "
                             "arguments, not text with arguments.")
-        return parse(fn_or_text)
-    return parse(compiled_text(fn_or_text, *args))
+        return fn_or_text
+    return compiled_text(fn_or_text, *args)
 
 
-def _attribute(attributes: str, key: str) -> str | None:
-    match = re.search(rf"\b{key}=%?([\w.\-]+)", attributes)
+def module(fn_or_text: Callable[..., Any] | str, args: tuple[Any, ...]
+           ) -> Module:
+    """The parsed module of HLO text, or of a function compiled for args."""
+    return parse(module_text(fn_or_text, args))
+
+
+def attribute(instruction: Instruction, key: str) -> str | None:
+    """The value of ``key=...`` on an instruction (one token), or None."""
+    match = re.search(rf"\b{key}=%?([\w.\-$]+)", instruction.attributes)
     return match.group(1) if match else None
 
 
-def fusions(fn: Callable[..., Any] | str, *args: Any) -> list[Fusion]:
-    """The fusions of the entry computation of ``fn(*args)``'s compiled HLO.
+def braced_attribute(instruction: Instruction, key: str) -> str | None:
+    """The ``{...}`` value of ``key={...}``, nested braces included."""
+    start = instruction.attributes.find(f"{key}=")
+    if start < 0:
+        return None
+    text = instruction.attributes[start + len(key) + 1:]
+    depth = 0
+    for end, char in enumerate(text):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth == 0:
+            return text[:end + 1]
+    return None
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in text.replace(" ", "").split(",") if v)
+
+
+def aliases(fn: Callable[..., Any] | str, *args: Any) -> list[Alias]:
+    """Which outputs of the compiled module may reuse an input buffer.
+
+    Donating an argument (``jax.jit(f, donate_argnums=0)``) lets XLA write
+    the result into the argument's memory; the module header then lists
+    the pair under ``input_output_alias``.
 
     Args:
         fn: a function (jitted here if needed), or compiled HLO text.
         *args: example arguments when ``fn`` is a function.
 
     Example:
-        >>> [f.kind for f in fusions(lambda x: (x * 2).sum(1), x)]
-        ['kInput']
+        >>> aliases(jax.jit(lambda x: x * 2, donate_argnums=0), jnp.ones(4))
+        [Alias(output_index=(), parameter=0, parameter_index=(), ...)]
     """
-    module = _module(fn, args)
-    shapes = {inst.name: inst.shape for inst in module["ENTRY"]}
-    found = []
-    for inst in module["ENTRY"]:
-        if inst.op != "fusion":
-            continue
-        called = module.get(_attribute(inst.attributes, "calls") or "", [])
-        root = next((i.op for i in called if i.is_root), "?")
-        found.append(Fusion(
-            name=inst.name, kind=_attribute(inst.attributes, "kind") or "?",
-            root_op=root,
-            operand_shapes=tuple(shapes.get(n, "?") for n in inst.operands),
-            output_shape=inst.shape))
-    return found
-
-
-def op_counts(fn: Callable[..., Any] | str, *args: Any,
-              entry_only: bool = True) -> collections.Counter[str]:
-    """How often each opcode appears in the compiled module.
-
-    Args:
-        fn: a function (jitted here if needed), or compiled HLO text.
-        *args: example arguments when ``fn`` is a function.
-        entry_only: count only the entry computation (what is launched),
-            not the bodies of fusions and loops.
-    """
-    module = _module(fn, args)
-    computations = ([module["ENTRY"]] if entry_only else
-                    [body for name, body in module.items() if name != "ENTRY"])
-    return collections.Counter(i.op for body in computations for i in body)
+    text = module_text(fn, args)
+    header = text.split("\n", 1)[0]
+    start = header.find("input_output_alias=")
+    if start < 0:
+        return []
+    return [Alias(_ints(m["out"]), int(m["param"]), _ints(m["pidx"]),
+                  m["kind"] or "may-alias")
+            for m in _ALIAS.finditer(header[start:])]

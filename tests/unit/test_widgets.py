@@ -1,0 +1,35 @@
+import pandas as pd
+import pytest
+
+from helpers import widgets
+
+TABLE = pd.DataFrame({"K": [5, 5, 25, 25, 35, 35],
+                      "dtype": ["f32", "f64"] * 3,
+                      "fusion": ["kLoop"] * 4 + ["kInput"] * 2,
+                      "ms": [1.0, 2.0, 3.0, 4.0, 1.5, 2.5]})
+
+
+def test_matching_rows():
+    rows = widgets.matching_rows(TABLE, {"K": 25, "dtype": "f64"})
+    assert rows["ms"].tolist() == [4.0]
+
+
+def test_explore_updates_when_a_control_moves():
+    box = widgets.explore(TABLE, ["K", "dtype"], ["fusion", "ms"],
+                          caption="recorded on X")
+    slider, toggle, view = box.children
+    assert slider.options == (5, 25, 35)
+    assert "recorded on X" in view.value and "kLoop" in view.value
+    slider.value = 35
+    toggle.value = "f64"
+    assert "kInput" in view.value and "2.5" in view.value
+    assert "kLoop" not in view.value
+
+
+def test_explore_bad_inputs():
+    with pytest.raises(KeyError, match=r"\['nope'\] are not in the table"):
+        widgets.explore(TABLE, ["nope"])
+    with pytest.raises(ValueError, match="at least one row"):
+        widgets.explore(TABLE.iloc[:0], ["K"])
+    with pytest.raises(ValueError, match="at least one column"):
+        widgets.explore(TABLE, [])
