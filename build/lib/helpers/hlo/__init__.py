@@ -1,0 +1,28 @@
+"""Reading what XLA compiled: fusions, kernels, loops, collectives.
+
+`jax.jit(f).lower(*args).compile().as_text()` is the optimised HLO module
+that actually runs. This package turns that text into small Python records a
+chapter can print and a test can assert on:
+
+* `parsing`: compile a function, split the module text into computations,
+  read the module's input/output aliasing;
+* `kernels`: fusions and their emitter kinds, op counts, custom calls, the
+  kernels one call launches, while loops and their trip counts;
+* `collectives`: all-reduce, all-gather and friends with their device
+  groups.
+
+Every function accepts either a function with example arguments (compiled
+here) or the compiled HLO text itself.
+"""
+
+from helpers.hlo.collectives import Collective, collectives
+from helpers.hlo.kernels import (CustomCall, Fusion, WhileLoop, custom_calls,
+                                 fusions, kernel_count, kernels, op_counts,
+                                 while_loops)
+from helpers.hlo.parsing import (Alias, Instruction, aliases, compile,
+                                 compiled_text, parse)
+
+__all__ = ["Alias", "Collective", "CustomCall", "Fusion", "Instruction",
+           "WhileLoop", "aliases", "collectives", "compile", "compiled_text",
+           "custom_calls", "fusions", "kernel_count", "kernels", "op_counts",
+           "parse", "while_loops"]

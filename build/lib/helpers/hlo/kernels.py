@@ -1,0 +1,269 @@
+"""What one call launches: fusions, custom calls, kernels, while loops.
+
+On a GPU each top-level ``fusion`` becomes one kernel; its ``kind=`` names
+the emitter that wrote it (``kLoop`` elementwise, ``kInput`` reductions,
+``kOutput`` epilogues, ``kCustom`` for Triton and other custom fusions). A
+``custom-call`` is a library call (cuBLAS, cuDNN, LAPACK on a CPU). A
+``while`` runs its body once per iteration: XLA:GPU's WhileThunk runs the
+body ``n`` times when the trip count is known at compile time, and
+otherwise evaluates the condition on the device and copies the predicate
+to the host after every iteration (xla/backends/gpu/runtime/
+while_thunk.cc).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import re
+from typing import Any, Callable
+
+from helpers.hlo.parsing import (Instruction, Module, attribute,
+                                 braced_attribute, module)
+
+# Instructions that launch nothing by themselves: they name buffers, pass
+# control, or wait. Everything else at the top level launches work.
+_NO_LAUNCH = {"parameter", "constant", "tuple", "get-tuple-element",
+              "bitcast", "after-all", "add-dependency", "opt-barrier",
+              "partition-id", "replica-id", "domain", "call", "while",
+              "conditional"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Fusion:
+    """A fusion that runs as one kernel on a GPU.
+
+    Attributes:
+        name: the instruction name, e.g. ``'fusion.3'``.
+        kind: the emitter, e.g. ``'kLoop'`` or ``'kInput'``.
+        root_op: the opcode of the fused computation's ROOT, e.g.
+            ``'reduce'``.
+        operand_shapes: shapes of the fusion's inputs.
+        output_shape: shape of its result.
+    """
+
+    name: str
+    kind: str
+    root_op: str
+    operand_shapes: tuple[str, ...]
+    output_shape: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CustomCall:
+    """A call into a library or hand-written kernel.
+
+    Attributes:
+        name: the instruction name.
+        target: what is called, e.g. ``'__cublas$gemm'``.
+        output_shape: the shape of its result.
+    """
+
+    name: str
+    target: str
+    output_shape: str
+
+
+@dataclasses.dataclass(frozen=True)
+class WhileLoop:
+    """A while loop of the compiled module.
+
+    Attributes:
+        name: the ``while`` instruction's name.
+        trip_count: iterations, when XLA proved the count at compile time;
+            None when it depends on data (then every iteration also runs
+            the condition and sends the predicate to the host).
+        body_kernels: kernels one iteration of the body launches (None if
+            the body holds a loop of unknown trip count).
+        condition_kernels: kernels one evaluation of the condition
+            launches.
+    """
+
+    name: str
+    trip_count: int | None
+    body_kernels: int | None
+    condition_kernels: int | None
+
+
+def _launched(mod: Module, computation: str = "ENTRY"
+              ) -> list[Instruction]:
+    """The instructions that run at the top level of ``computation`` and
+    of everything it reaches through calls, loops and branches (but not
+    the insides of fusions, which are one kernel each)."""
+    found = []
+    for inst in mod.get(computation, []):
+        found.append(inst)
+        if inst.op == "call":
+            found += _launched(mod, attribute(inst, "to_apply") or "")
+        elif inst.op == "while":
+            found += _launched(mod, attribute(inst, "condition") or "")
+            found += _launched(mod, attribute(inst, "body") or "")
+        elif inst.op == "conditional":
+            for branch in _branches(inst):
+                found += _launched(mod, branch)
+    return found
+
+
+def _branches(inst: Instruction) -> list[str]:
+    listed = braced_attribute(inst, "branch_computations") or ""
+    names = re.findall(r"%?([\w.\-]+)", listed)
+    return names or [n for n in (attribute(inst, "true_computation"),
+                                 attribute(inst, "false_computation")) if n]
+
+
+def fusions(fn: Callable[..., Any] | str, *args: Any) -> list[Fusion]:
+    """The fusions of ``fn(*args)``'s compiled module, loops included.
+
+    Args:
+        fn: a function (jitted here if needed), or compiled HLO text.
+        *args: example arguments when ``fn`` is a function.
+
+    Example:
+        >>> [f.kind for f in fusions(lambda x: (x * 2).sum(1), x)]
+        ['kInput']
+    """
+    mod = module(fn, args)
+    shapes = {i.name: i.shape for body in mod.values() for i in body}
+    found = []
+    for inst in _launched(mod):
+        if inst.op != "fusion":
+            continue
+        called = mod.get(attribute(inst, "calls") or "", [])
+        root = next((i.op for i in called if i.is_root), "?")
+        found.append(Fusion(
+            name=inst.name, kind=attribute(inst, "kind") or "?",
+            root_op=root,
+            operand_shapes=tuple(shapes.get(n, "?") for n in inst.operands),
+            output_shape=inst.shape))
+    return found
+
+
+def op_counts(fn: Callable[..., Any] | str, *args: Any,
+              entry_only: bool = True) -> collections.Counter[str]:
+    """How often each opcode appears in the compiled module.
+
+    Args:
+        fn: a function (jitted here if needed), or compiled HLO text.
+        *args: example arguments when ``fn`` is a function.
+        entry_only: count only the entry computation (what is launched),
+            not the bodies of fusions and loops.
+    """
+    mod = module(fn, args)
+    computations = ([mod["ENTRY"]] if entry_only else
+                    [body for name, body in mod.items() if name != "ENTRY"])
+    return collections.Counter(i.op for body in computations for i in body)
+
+
+def custom_calls(fn: Callable[..., Any] | str, *args: Any
+                 ) -> list[CustomCall]:
+    """The library calls one run makes (cuBLAS, cuDNN, LAPACK, Pallas...).
+
+    Example:
+        >>> [c.target for c in custom_calls(jnp.linalg.cholesky, m)]
+        ['lapack_spotrf_ffi']
+    """
+    return [CustomCall(i.name, _custom_call_target(i), i.shape)
+            for i in _launched(module(fn, args)) if i.op == "custom-call"]
+
+
+def _custom_call_target(inst: Instruction) -> str:
+    match = re.search(r'custom_call_target="([^"]*)"', inst.attributes)
+    return match.group(1) if match else "?"
+
+
+def kernels(fn: Callable[..., Any] | str, *args: Any) -> list[Instruction]:
+    """The instructions that launch work, each listed once (a loop body's
+    kernels appear once however many times the loop runs).
+
+    On a GPU each is one kernel launch (a library call may launch a few);
+    on a CPU each is one step of XLA's runtime.
+    """
+    return [i for i in _launched(module(fn, args)) if _launches(i)]
+
+
+def _launches(inst: Instruction) -> bool:
+    return inst.op not in _NO_LAUNCH and not inst.op.endswith("-done")
+
+
+def _count(mod: Module, computation: str) -> int | None:
+    """Kernels launched by one run of ``computation``; None when a loop
+    inside has no known trip count."""
+    total = 0
+    for inst in mod.get(computation, []):
+        if inst.op == "call":
+            part = _count(mod, attribute(inst, "to_apply") or "")
+        elif inst.op == "while":
+            trips = _trip_count(inst)
+            body = _count(mod, attribute(inst, "body") or "")
+            part = None if trips is None or body is None else trips * body
+        elif inst.op == "conditional":
+            counts = [_count(mod, b) for b in _branches(inst)]
+            part = None if None in counts else max(counts, default=0)
+        else:
+            part = int(_launches(inst))
+        if part is None:
+            return None
+        total += part
+    return total
+
+
+def _trip_count(inst: Instruction) -> int | None:
+    known = _backend_config(inst).get("known_trip_count", {})
+    return int(known["n"]) if "n" in known else None
+
+
+def kernel_count(fn: Callable[..., Any] | str, *args: Any) -> int:
+    """Kernels one call of ``fn(*args)`` launches, loops unrolled by their
+    known trip counts.
+
+    Raises:
+        ValueError: a while loop's trip count depends on data; count per
+            iteration with `while_loops` instead.
+
+    Example:
+        >>> kernel_count(lambda x: lax.fori_loop(0, 10, step, x), x)
+        10
+    """
+    mod = module(fn, args)
+    count = _count(mod, "ENTRY")
+    if count is None:
+        unknown = [w.name for w in _loops(mod) if w.trip_count is None]
+        raise ValueError(
+            f"the while loop(s) {unknown} have no trip count known at "
+            "compile time, so the kernels per call depend on the data. "
+            "Use while_loops() for the kernels per iteration.")
+    return count
+
+
+def while_loops(fn: Callable[..., Any] | str, *args: Any) -> list[WhileLoop]:
+    """Every while loop of the compiled module (nested ones too), with its
+    trip count and the kernels one iteration launches.
+
+    Example:
+        >>> while_loops(lambda x: lax.fori_loop(0, 8000, step, x), x)
+        [WhileLoop(name='while.0', trip_count=8000, body_kernels=2, ...)]
+    """
+    return _loops(module(fn, args))
+
+
+def _loops(mod: Module) -> list[WhileLoop]:
+    return [WhileLoop(
+        name=inst.name, trip_count=_trip_count(inst),
+        body_kernels=_count(mod, attribute(inst, "body") or ""),
+        condition_kernels=_count(mod, attribute(inst, "condition") or ""))
+        for name, body in mod.items() if name != "ENTRY"
+        for inst in body if inst.op == "while"]
+
+
+def _backend_config(inst: Instruction) -> dict[str, Any]:
+    """An instruction's JSON ``backend_config`` ({} if none or not JSON),
+    where XLA notes facts such as a loop's ``known_trip_count``."""
+    start = inst.attributes.find("backend_config=")
+    if start < 0:
+        return {}
+    text = inst.attributes[start + len("backend_config="):]
+    try:
+        return json.JSONDecoder().raw_decode(text)[0]
+    except json.JSONDecodeError:
+        return {}

@@ -1,0 +1,209 @@
+"""Recorded reference results: real GPU measurements, stored with provenance.
+
+A reader without a GPU still deserves real numbers. When a chapter runs on
+a GPU, `live_or_recorded` measures live; with ``BOOK_RECORD=1`` (what
+``make record`` sets) it also saves the result. Elsewhere it loads the
+result recorded on the reference GPU and labels it with that device and
+date. Nothing is ever invented: with no recording, it says so.
+
+Files live at ``recorded/<device-slug>/<chapter>/<name>.json``::
+
+    {"schema": 1, "name": "01_measuring/dispatch",
+     "provenance": {... helpers.env.describe() ...},
+     "data": {...}}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from helpers import env
+
+SCHEMA = 1
+# The book's reference GPU (an H100 SXM, as jax names its device kind).
+REFERENCE_DEVICE = "nvidia-h100-80gb-hbm3"
+REQUIRED_PROVENANCE = ("backend", "device", "compute_capability", "driver",
+                       "jax", "jaxlib", "xla_flags", "date")
+_NAME = re.compile(r"^[0-9]{2}_[a-z0-9_]+/[a-z0-9_\-]+$")
+
+
+class MissingRecording(FileNotFoundError):
+    """No recorded result exists under that name for that device."""
+
+
+def root() -> Path:
+    """The ``recorded/`` folder: ``$BOOK_RECORDED_DIR`` or the checkout's."""
+    override = os.environ.get("BOOK_RECORDED_DIR")
+    return Path(override) if override else \
+        Path(__file__).resolve().parents[1] / "recorded"
+
+
+def path_for(name: str, device: str = REFERENCE_DEVICE) -> Path:
+    """Where the recording ``name`` of ``device`` lives.
+
+    Args:
+        name: ``'<chapter>/<result>'``, e.g. ``'01_measuring/dispatch'``.
+        device: a device slug (see `helpers.env.device_slug`).
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(
+            f"recording name {name!r} must look like '<chapter>/<result>', "
+            "e.g. '01_measuring/dispatch': a chapter folder (two digits, "
+            "lower case) and a result name of lower-case letters, digits, "
+            "'_' and '-'.")
+    return root() / device / f"{name}.json"
+
+
+def _to_json(value: Any) -> Any:
+    """Make numpy scalars/arrays and Timings JSON-ready; refuse the rest."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    raise TypeError(f"cannot record a {type(value).__name__}; record "
+                    "numbers, strings, lists, dicts, numpy values or "
+                    "Timings.")
+
+
+def save(name: str, data: Any, *, provenance: dict[str, Any] | None = None
+         ) -> Path:
+    """Record ``data`` under ``name`` for this device, with provenance.
+
+    Args:
+        name: ``'<chapter>/<result>'``.
+        data: JSON-serialisable results (numpy values and Timings allowed).
+        provenance: defaults to `helpers.env.describe()` of this machine.
+
+    Returns:
+        The path written.
+    """
+    provenance = provenance or env.describe()
+    _check_provenance(provenance, name)
+    path = path_for(name, env.device_slug(provenance))
+    record = {"schema": SCHEMA, "name": name, "provenance": provenance,
+              "data": data}
+    text = json.dumps(record, default=_to_json, indent=1, allow_nan=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n")
+    return path
+
+
+def _check_provenance(provenance: Any, name: str) -> None:
+    if not isinstance(provenance, dict):
+        raise ValueError(f"recording {name!r}: provenance must be a dict "
+                         "from helpers.env.describe().")
+    missing = [k for k in REQUIRED_PROVENANCE if k not in provenance]
+    if missing:
+        raise ValueError(f"recording {name!r}: provenance lacks {missing}; "
+                         "use helpers.env.describe() on the machine that "
+                         "measured.")
+
+
+def load(name: str, device: str = REFERENCE_DEVICE) -> dict[str, Any]:
+    """Read and check the recording ``name`` of ``device``.
+
+    Returns:
+        ``{'schema', 'name', 'provenance', 'data'}``.
+
+    Raises:
+        MissingRecording: no file; the message says how to make one.
+        ValueError: the file is not a valid recording.
+    """
+    path = path_for(name, device)
+    if not path.exists():
+        raise MissingRecording(
+            f"no recording {name!r} for {device} (looked for {path}). "
+            "Run `make record` on that GPU to create it.")
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not valid JSON: {err}") from err
+    if not isinstance(record, dict) or record.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: expected a schema-{SCHEMA} recording, "
+                         f"found schema {record.get('schema')!r}"
+                         if isinstance(record, dict) else
+                         f"{path}: expected a JSON object")
+    for key in ("name", "provenance", "data"):
+        if key not in record:
+            raise ValueError(f"{path}: recording lacks the key {key!r}")
+    if record["name"] != name:
+        raise ValueError(f"{path} holds {record['name']!r}, not {name!r}")
+    _check_provenance(record["provenance"], name)
+    return record
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """A GPU result, live or recorded, or the honest absence of one.
+
+    Attributes:
+        name: the recording name.
+        source: ``'live'``, ``'recorded'`` or ``'missing'``.
+        data: the measurement (None when missing).
+        provenance: where and when it was measured (None when missing).
+    """
+
+    name: str
+    source: str
+    data: Any
+    provenance: dict[str, Any] | None
+
+    @property
+    def available(self) -> bool:
+        """True when there is a measurement to show."""
+        return self.source != "missing"
+
+    @property
+    def label(self) -> str:
+        """A caption saying where the numbers come from."""
+        if self.provenance is None:
+            return (f"no GPU here and no recording of {self.name!r} yet: "
+                    "run `make record` on the reference GPU")
+        when = "measured live" if self.source == "live" else "recorded"
+        return f"{when}: {env.format_provenance(self.provenance)}"
+
+    def __repr__(self) -> str:
+        return f"<{self.name}: {self.label}>"
+
+
+def live_or_recorded(name: str, measure: Callable[[], Any], *,
+                     device: str = REFERENCE_DEVICE) -> Result:
+    """Measure on a GPU; elsewhere return the reference GPU's recording.
+
+    On a GPU the result is saved too when ``BOOK_RECORD=1`` is set.
+
+    Args:
+        name: ``'<chapter>/<result>'``.
+        measure: a function of no arguments returning JSON-ready data.
+        device: whose recording to show when there is no GPU.
+
+    Returns:
+        A `Result`; its ``source`` says which path was taken.
+
+    Example:
+        >>> r = live_or_recorded("01_measuring/copy", lambda: {"gbps": 1})
+        >>> r.source in ("live", "recorded", "missing")
+        True
+    """
+    path_for(name, device)  # validate the name before any work
+    if env.on_gpu():
+        data = measure()
+        provenance = env.describe()
+        if os.environ.get("BOOK_RECORD") == "1":
+            save(name, data, provenance=provenance)
+        return Result(name, "live", json.loads(
+            json.dumps(data, default=_to_json)), provenance)
+    try:
+        record = load(name, device)
+    except MissingRecording:
+        return Result(name, "missing", None, None)
+    return Result(name, "recorded", record["data"], record["provenance"])

@@ -1,0 +1,261 @@
+"""Chapter 2 (Fusion heuristics): XLA:GPU's reduction rule, and two
+exercises.
+
+`reduction_kind` restates in Python the rule XLA:GPU uses to choose how a
+reduction is emitted, from xla/service/gpu/reduction_utils.cc
+(`GetReductionKindAndContiguousComponents`,
+`IsUnnestedReductionFasterThanElemental`,
+`IsReductionFromOrToContiguousDimensions`), for arrays in the default
+row-major layout. The chapter checks it against the fusion kinds the GPU
+compiler actually chose.
+
+Exercise 2.1 asks for a formulation of the batched product whose reduction
+the GPU emits with its fast reduction emitter. Exercise 2.2 asks the reader
+to predict the fusion kind of ``a @ b`` from K.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from helpers import bench, env, hlo, roofline
+from helpers.exercises import Exercise, Outcome, hlo_fact, matches_reference
+from helpers.hlo.parsing import braced_attribute
+
+WARP_SIZE = 32  # threads per warp on every NVIDIA GPU
+
+
+def _consecutive(dims: Sequence[int]) -> bool:
+    """In a row-major layout, dims are adjacent in memory when their
+    numbers are consecutive."""
+    dims = sorted(dims)
+    return dims == list(range(dims[0], dims[0] + len(dims)))
+
+
+def _split(shape: Sequence[int], middle: Sequence[int]) -> list[int]:
+    """(major, middle, minor) element counts around the ``middle`` dims."""
+    sizes = [1, 1, 1]
+    segment = 2  # walk from the minor-most dimension outwards
+    for dim in reversed(range(len(shape))):
+        if segment == 2 and dim in middle:
+            segment = 1
+        elif segment == 1 and dim not in middle:
+            segment = 0
+        sizes[segment] *= shape[dim]
+    return sizes
+
+
+def reduction_shape(shape: Sequence[int], reduced: Sequence[int]
+                    ) -> tuple[str, tuple[int, int, int]]:
+    """How XLA:GPU sees a reduction: ``('row', (batch, kept, reduced))`` when
+    the reduced elements are contiguous in memory, or ``('column',
+    (batch, reduced, kept))`` when they are strided.
+
+    Example:
+        >>> reduction_shape((1000, 1000, 3, 25), [3])
+        ('row', (1, 3000000, 25))
+    """
+    shape, reduced = list(shape), sorted(reduced)
+    if not reduced or any(not 0 <= d < len(shape) for d in reduced):
+        raise ValueError(f"reduced dimensions {reduced} must be indices "
+                         f"into the shape {tuple(shape)}")
+    kept = [d for d in range(len(shape)) if d not in reduced]
+    if not kept:
+        return "row", (1, 1, int(np.prod(shape)))
+    if _consecutive(kept):
+        major, middle, minor = _split(shape, kept)
+        if middle == 1:
+            return "row", (1, 1, major * minor)
+        if minor == 1:
+            return "column", (1, major, middle)
+        return "row", (major, middle, minor)
+    major, middle, minor = _split(shape, reduced)
+    if minor == 1:
+        return "row", (1, major, middle)
+    return "column", (major, middle, minor)
+
+
+def reduction_kind(shape: Sequence[int], reduced: Sequence[int],
+                   warp_size: int = WARP_SIZE) -> str:
+    """The fusion kind XLA:GPU gives a reduce: ``'kInput'`` (its reduction
+    emitter, threads cooperate on each output) or ``'kLoop'`` (one thread
+    loops over each output's elements).
+
+    The rule applies to a reduce as fusion sees it. Before fusion XLA:GPU
+    normalises reductions whose kept and reduced dimensions are both
+    scattered (it transposes them first), so for those this reports how
+    the reduce would be emitted as written, not what the compiler ends up
+    with.
+
+    Example:
+        >>> [reduction_kind((10, 3, k), [2]) for k in (16, 25, 35)]
+        ['kInput', 'kLoop', 'kInput']
+    """
+    kept = [d for d in range(len(shape)) if d not in reduced]
+    if kept and not (_consecutive(kept) or _consecutive(reduced)):
+        return "kLoop"
+    kind, (_, size_1, size_2) = reduction_shape(shape, reduced)
+    if kind == "row":
+        # Rows of at least a warp, or small power-of-two rows that pack
+        # evenly into one warp.
+        fast = size_2 >= warp_size or warp_size % size_2 == 0
+    else:
+        rows, columns = size_1, size_2
+        fast = not (rows < warp_size
+                    or (rows < 2 * warp_size and columns < warp_size)
+                    or (rows < 4 * warp_size and columns < 8)
+                    or (rows < 8 * warp_size and columns < 3))
+    return "kInput" if fast else "kLoop"
+
+
+# ---------------------------------------------------------------- 2.1 --
+
+def bytes_moved(batch: int, k: int, itemsize: int) -> int:
+    """Bytes (batch, 3, K) @ (batch, K, 1) must move: read both, write
+    the (batch, 3) result."""
+    return itemsize * batch * (3 * k + k + 3)
+
+
+def starter(a: jax.Array, b: jax.Array) -> jax.Array:
+    """(..., 3, K) @ (..., K, 1), as written in the source."""
+    return a @ b
+
+
+def solution(a: jax.Array, b: jax.Array) -> jax.Array:
+    """Pad K with zeros up to a size XLA:GPU reduces with its reduction
+    emitter. The pad fuses into the reduction, so no padded copy of ``a``
+    is ever written to memory."""
+    k = a.shape[-1]
+    padded = k if k >= WARP_SIZE else 1 << (k - 1).bit_length()
+    pad = [(0, 0)] * (a.ndim - 1) + [(0, padded - k)]
+    products = jnp.pad(a, pad) * jnp.pad(b[..., 0], pad[1:])[..., None, :]
+    return products.sum(-1, keepdims=True)
+
+
+def _slow_reductions(text: str) -> bool | str:
+    """True when no reduction in the module is a row reduction XLA:GPU
+    would emit as a loop; else what was found."""
+    mod = hlo.parse(text)
+    mod.pop("ENTRY")  # also present under its own name
+    shapes = {i.name: i.shape for body in mod.values() for i in body}
+    slow = []
+    for inst in (i for body in mod.values() for i in body):
+        if inst.op == "reduce":
+            reduced = _ints(braced_attribute(inst, "dimensions"))
+        elif inst.op == "dot" and _ints(inst.shape)[-1:] == [1]:
+            # XLA:GPU rewrites a batched matrix-vector dot as multiply +
+            # reduce over the contracting dimension.
+            reduced = _ints(braced_attribute(inst, "lhs_contracting_dims"))
+        else:
+            continue
+        shape = _ints(shapes.get(inst.operands[0], "").split("{")[0])
+        if shape and reduced and reduction_shape(shape, reduced)[0] == "row" \
+                and reduction_kind(shape, reduced) == "kLoop":
+            slow.append(f"{inst.op} of {shape} over {reduced}")
+    return True if not slow else ("a row reduction XLA:GPU emits as a loop: "
+                                  + "; ".join(slow))
+
+
+def _ints(text: str | None) -> list[int]:
+    """The integers in ``'{3}'`` or in the dims of ``'f32[8,3]'``."""
+    return [int(v) for v in re.findall(r"\d+", (text or "").split("]")[0]
+                                       .split("[")[-1])]
+
+
+def _cases(k: int, dtype: Any, batch: tuple[int, ...], seed: int
+           ) -> tuple[jax.Array, jax.Array]:
+    ka, kb = jax.random.split(jax.random.key(seed))
+    return (jax.random.normal(ka, (*batch, 3, k), dtype),
+            jax.random.normal(kb, (*batch, k, 1), dtype))
+
+
+def _fast_enough(fraction: float) -> Callable[[Callable[..., Any]],
+                                             Outcome]:
+    """GPU only: the formulation moves its bytes at ``fraction`` of the
+    measured copy bandwidth or better at K=25."""
+    name = f"reaches {fraction:.0%} of copy bandwidth at K=25 (GPU)"
+
+    def criterion(fn: Callable[..., Any]) -> Outcome:
+        if not env.on_gpu():
+            return Outcome(name, "skip", "no GPU here: the speed target "
+                           "applies to a GPU only")
+        a, b = _cases(25, jnp.float32, (1000, 1000), 3)
+        timing = bench.benchmark(jax.jit(fn), a, b)
+        gbps = bytes_moved(10**6, 25, 4) / timing.median / 1e9
+        copy = roofline.measure_ceilings().copy_bytes_per_s / 1e9
+        detail = f"{gbps:.0f} GB/s of {copy:.0f} GB/s copy bandwidth"
+        ok = gbps >= fraction * copy
+        return Outcome(name, "pass" if ok else "fail", detail,
+                       "" if ok else "Look at the fusion kinds again.")
+
+    return criterion
+
+
+_K25 = _cases(25, jnp.float32, (40, 5), 0)
+fast_reduction = Exercise(
+    "Exercise 2.1: K=25 at kInput speed",
+    [matches_reference(starter, [_K25, _cases(7, jnp.float32, (6,), 1)],
+                       rtol=1e-4, atol=1e-5),
+     hlo_fact("no reduction over K is emitted as a slow loop",
+              _slow_reductions, _K25,
+              hint="The reduction emitter takes rows of at least 32, or "
+                   "of a size that divides 32."),
+     _fast_enough(0.7)],
+    hints=["Which sizes of K does XLA:GPU reduce with kInput?",
+           "Zeros do not change a sum: pad K.",
+           "jnp.pad inside the function fuses into the reduction."])
+
+
+# ---------------------------------------------------------------- 2.2 --
+
+def predict_starter(k: int) -> str:
+    """The fusion kind of ``a @ b`` for (..., 3, K) @ (..., K, 1)."""
+    return "kInput" if k > 30 else "kLoop"
+
+
+def predict_solution(k: int) -> str:
+    """A row reduction over K: kInput when K >= 32 or K divides 32."""
+    return "kInput" if k >= WARP_SIZE or WARP_SIZE % k == 0 else "kLoop"
+
+
+def _kind_of_matmul(k: int) -> str:
+    """The truth: the GPU compiler's choice on a GPU, the rule elsewhere."""
+    if env.on_gpu():
+        a, b = _cases(k, jnp.float32, (4, 4), 0)
+        kinds = {f.kind for f in hlo.fusions(starter, a, b)
+                 if f.root_op == "reduce"}
+        return kinds.pop() if len(kinds) == 1 else "no single reduce fusion"
+    return reduction_kind((1000, 1000, 3, k), [3])
+
+
+def _predictions_agree(predict: Callable[[int], str]) -> Outcome:
+    name = "agrees with XLA:GPU for every K from 2 to 80"
+    hint = "Check the powers of two below 32."
+    wrong = []
+    for k in range(2, 81):  # K=1 is no reduction: XLA drops it
+        try:
+            guess = predict(k)
+        except Exception as err:  # the learner's code may fail anyhow
+            return Outcome(name, "fail", f"predict({k}) raised "
+                           f"{type(err).__name__}: {err}", hint)
+        if guess not in ("kInput", "kLoop"):
+            return Outcome(name, "fail", f"predict({k}) returned {guess!r};"
+                           " answer 'kInput' or 'kLoop'", hint)
+        if guess != _kind_of_matmul(k):
+            wrong.append(k)
+    if wrong:
+        return Outcome(name, "fail", f"wrong for K = {wrong[:8]}"
+                       + (" ..." if len(wrong) > 8 else ""), hint)
+    return Outcome(name, "pass", "79 of 79 right")
+
+
+predict_kind = Exercise(
+    "Exercise 2.2: predict the fusion kind",
+    [_predictions_agree],
+    hints=["The reduced size is K; the warp has 32 threads.",
+           "Which K below 32 fit a whole number of times into a warp?"])

@@ -1,0 +1,133 @@
+"""Chapter 1 (Measuring JAX on a GPU correctly): the two exercises.
+
+Exercise 1.1 asks for a timer. It is graded on a *simulated* device whose
+calls return at once, whose results become ready only later, and whose first
+call "compiles" for a while, so the check is exact and needs no GPU: a timer
+that does not wait measures the dispatch; one that keeps the first call
+measures the compile.
+
+Exercise 1.2 asks for the roofline floor of a batched matrix product.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable
+
+from helpers.exercises import Exercise, Outcome, matches_reference
+
+DEVICE_S = 0.020   # simulated device time of one call
+COMPILE_S = 0.300  # simulated compile time of the first call
+
+
+class _Pending:
+    """The result of a simulated call: ready ``DEVICE_S`` after dispatch,
+    one call after another, like kernels queued on one GPU stream."""
+
+    def __init__(self, ready_at: float) -> None:
+        self._ready_at = ready_at
+
+    def block_until_ready(self) -> "_Pending":
+        time.sleep(max(0.0, self._ready_at - time.perf_counter()))
+        return self
+
+
+class SimulatedDevice:
+    """A function that behaves like a jitted function on a GPU: the first
+    call compiles (blocking), later calls only enqueue work."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._busy_until = 0.0
+
+    def __call__(self, x: Any) -> _Pending:
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(COMPILE_S)
+        start = max(time.perf_counter(), self._busy_until)
+        self._busy_until = start + DEVICE_S
+        return _Pending(self._busy_until)
+
+
+def starter(f: Callable[[Any], Any], x: Any, n: int = 10) -> float:
+    """Seconds per call of f(x) in the steady state."""
+    f(x)  # warm-up: the first call compiles
+    start = time.perf_counter()
+    for _ in range(n):
+        f(x)
+    return (time.perf_counter() - start) / n
+
+
+def solution(f: Callable[[Any], Any], x: Any, n: int = 10) -> float:
+    """Warm up (which compiles), then time each call until its result is
+    ready, and report the median."""
+    f(x).block_until_ready()
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        f(x).block_until_ready()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _timer_criterion(timer: Callable[..., float]) -> Outcome:
+    name = "measures the device time of one call"
+    hint = ("Call .block_until_ready() on the result before stopping the "
+            "clock, and leave the first call out.")
+    try:
+        measured = float(timer(SimulatedDevice(), None))
+    except Exception as err:  # the learner's code may fail anyhow
+        return Outcome(name, "fail", f"your timer raised "
+                       f"{type(err).__name__}: {err}", hint)
+    detail = (f"reported {measured * 1e3:.2f} ms per call; the simulated "
+              f"device takes {DEVICE_S * 1e3:.0f} ms")
+    if measured < 0.5 * DEVICE_S:
+        return Outcome(name, "fail", detail + ": that is the dispatch, "
+                       "not the work", hint)
+    if measured > 1.25 * DEVICE_S:
+        return Outcome(name, "fail", detail + ": the compile leaked in",
+                       "Leave the first (compiling) call out of the "
+                       "timing, or report the median.")
+    return Outcome(name, "pass", detail)
+
+
+honest_timer = Exercise(
+    "Exercise 1.1: an honest timer",
+    [_timer_criterion],
+    hints=["A call returns when the work is queued, not when it is done.",
+           "The first call of a jitted function compiles it."])
+
+
+def floor_starter(b, m, k, n, itemsize, bandwidth, flop_rate):
+    """Seconds at least for (b,m,k) @ (b,k,n): fill in the two terms."""
+    memory_s = itemsize * b * m * k / bandwidth  # only reads a: too few
+    compute_s = 0.0
+    return max(memory_s, compute_s)
+
+
+def floor_solution(b, m, k, n, itemsize, bandwidth, flop_rate):
+    """Bytes: read a and b once, write the output once. Flops: one multiply
+    and one add per (batch, row, column, k). The floor is the larger."""
+    moved = itemsize * b * (m * k + k * n + m * n)
+    flops = 2 * b * m * k * n
+    return max(moved / bandwidth, flops / flop_rate)
+
+
+# Round, made-up ceilings (not measurements): the check is about formulas.
+_FAST = (3.0e12, 5.0e14)
+_FLOOR_CASES = [
+    (1_000_000, 3, 25, 1, 4, *_FAST),      # the fusion chapter's shapes
+    (1_000_000, 3, 25, 1, 8, *_FAST),      # float64
+    (1, 8192, 8192, 8192, 2, *_FAST),      # a large bf16 matmul
+    (64, 128, 64, 128, 4, 1.0e11, 1.0e12),  # a slow machine
+]
+
+matmul_floor = Exercise(
+    "Exercise 1.2: the floor of a batched matmul",
+    [matches_reference(floor_solution, _FLOOR_CASES, rtol=1e-9,
+                       hint="Count every byte: both inputs read once, the "
+                            "output written once.")],
+    hints=["Bytes: itemsize * b * (m*k + k*n + m*n).",
+           "Flops: 2 * b * m * k * n (a multiply and an add).",
+           "The floor is the larger of bytes/bandwidth and flops/rate."])

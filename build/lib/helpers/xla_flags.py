@@ -1,0 +1,73 @@
+"""XLA flags: which ones the installed jaxlib knows, checked safely.
+
+XLA reads ``XLA_FLAGS`` once, when JAX's backend starts, and an unknown flag
+aborts the whole process (``Unknown flag in XLA_FLAGS``). So a flag is
+checked in a child Python process: the caller survives whatever happens.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+_FLAG = re.compile(r"--xla_[a-z0-9_]+")
+_UNKNOWN = re.compile(r"Unknown flags? in XLA_FLAGS:\s*(.*)")
+
+
+def flag_names(text: str) -> list[str]:
+    """The distinct ``--xla_...`` flag names in ``text``, in order.
+
+    Example:
+        >>> flag_names("XLA_FLAGS='--xla_dump_to=/tmp --xla_dump_to=/x'")
+        ['--xla_dump_to']
+    """
+    return list(dict.fromkeys(_FLAG.findall(text)))
+
+
+def unknown(flags: list[str], timeout: float = 120.0) -> list[str]:
+    """The flags in ``flags`` that the installed jaxlib does not know.
+
+    Each flag is tried alone in a child process that starts JAX's backend
+    with ``XLA_FLAGS`` set to it, so an abort costs nothing here.
+
+    Args:
+        flags: flags as they would appear in XLA_FLAGS, with or without
+            values (``'--xla_dump_to=/tmp/x'`` or ``'--xla_dump_to'``).
+        timeout: seconds for each child process.
+
+    Returns:
+        The unknown flags, in the order given.
+
+    Raises:
+        ValueError: an entry does not look like an XLA flag.
+        RuntimeError: a child failed for another reason (its output says).
+    """
+    bad = [f for f in flags if not _FLAG.match(f)]
+    if bad:
+        raise ValueError(f"not XLA flags: {bad}; each must start with "
+                         "'--xla_'.")
+    return [flag for flag in flags if not _accepted(flag, timeout)]
+
+
+def _accepted(flag: str, timeout: float) -> bool:
+    # XLA reports a flag that needs a value but has none (an int or string
+    # flag written bare) as unknown too, so a bare name is also tried "=0".
+    tries = [flag] if "=" in flag else [flag, f"{flag}=0"]
+    return any(_starts_with(attempt, timeout) for attempt in tries)
+
+
+def _starts_with(flags: str, timeout: float) -> bool:
+    """True when JAX starts with XLA_FLAGS=flags; False on an unknown flag."""
+    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}
+    child = subprocess.run(
+        [sys.executable, "-c", "import jax; jax.devices()"], env=env,
+        capture_output=True, text=True, timeout=timeout)
+    output = child.stdout + child.stderr
+    if _UNKNOWN.search(output):
+        return False
+    if child.returncode != 0:
+        raise RuntimeError(f"starting JAX with XLA_FLAGS={flags!r} failed "
+                           f"for another reason:\n{output[-2000:]}")
+    return True
