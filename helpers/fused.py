@@ -1,0 +1,279 @@
+"""A whole `lax.scan` as one kernel: `fused_scan`.
+
+`jax.lax.scan(step, init, xs)` compiles to a while loop whose body launches
+one or more kernels per step; for a tiny body, the launches and the loop's
+bookkeeping cost more than the arithmetic. `fused_scan` has the same
+meaning but writes the loop *inside* a single Pallas kernel: the carry stays
+in registers or on-chip memory from the first step to the last, and the
+device runs one launch.
+
+On a GPU with Pallas support the kernel is compiled for it; elsewhere it
+runs in Pallas's interpret mode, which executes the same kernel program
+with ordinary XLA operations, so a CPU checks its results against
+`lax.scan`. Gradients flow through a custom VJP whose backward pass is a
+second fused scan running the loop in reverse.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+from helpers import env
+
+Step = Callable[[Any, Any], tuple[Any, Any]]
+
+
+def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
+               interpret: bool | None = None, check: bool = True
+               ) -> tuple[Any, Any]:
+    """`jax.lax.scan(step, init, xs)`, run as one Pallas kernel.
+
+    Args:
+        step: ``(carry, x) -> (carry, y)``, ordinary JAX code. Arrays it
+            closes over (weights, say) become inputs of the kernel, and
+            gradients reach them too.
+        init: the initial carry, a pytree of arrays.
+        xs: a pytree of arrays sharing a leading dimension, the number of
+            steps; step ``i`` sees ``x[i]`` of each leaf.
+        reverse: run the steps from last to first, as `lax.scan` does.
+        interpret: force Pallas interpret mode (default: interpret unless
+            on a GPU).
+        check: refuse a step that uses an operation the GPU kernel cannot
+            compile, on every machine, so a CPU catches it before a GPU
+            does. ``check=False`` runs it anyway (in interpret mode that
+            works; on a GPU the compiler then raises).
+
+    Raises:
+        NotImplementedError: the step uses an operation Pallas cannot
+            compile for a GPU; the message names it.
+
+    Returns:
+        ``(final_carry, ys)``: ``ys`` stacks each step's ``y``.
+
+    Example:
+        >>> total, running = fused_scan(lambda c, x: (c + x, c + x),
+        ...                             jnp.float32(0), jnp.arange(4.0))
+    """
+    if not callable(step):
+        raise TypeError(f"step must be a function (carry, x) -> (carry, y), "
+                        f"got a {type(step).__name__}.")
+    length = _length(xs)
+    x0 = jax.tree.map(lambda leaf: leaf[0], xs)
+    converted, consts = _hoist_constants(step, init, x0)
+    _check_carry(converted, init, x0, consts)
+    if check:
+        _refuse_unsupported(converted, init, x0, consts)
+    interpret = (not env.on_gpu()) if interpret is None else interpret
+    return _scan(converted, length, reverse, interpret, init, xs, consts)
+
+
+def _hoist_constants(step: Step, init: Any, x0: Any
+                     ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """``step`` as ``fn(carry, x, *consts)`` plus the arrays it closes over.
+
+    A Pallas kernel cannot capture arrays, and the VJP must return the
+    gradients of the weights a step closes over, so both become explicit
+    inputs. Tracing ``step`` once to a jaxpr finds them all.
+    """
+    closed, out_shape = jax.make_jaxpr(step, return_shape=True)(init, x0)
+    out_tree = jax.tree.structure(out_shape)
+
+    def fn(carry: Any, x: Any, *consts: Any) -> Any:
+        outs = jax.core.eval_jaxpr(closed.jaxpr, consts,
+                                   *jax.tree.leaves((carry, x)))
+        return jax.tree.unflatten(out_tree, outs)
+
+    return fn, tuple(closed.consts)
+
+
+def _length(xs: Any) -> int:
+    leaves = jax.tree.leaves(xs)
+    if not leaves:
+        raise ValueError("fused_scan needs xs with at least one array: its "
+                         "leading dimension is the number of steps.")
+    lengths = {jnp.shape(leaf)[0] if jnp.ndim(leaf) else None
+               for leaf in leaves}
+    if None in lengths or len(lengths) != 1:
+        raise ValueError(f"every leaf of xs needs the same leading "
+                         f"dimension (the number of steps); found shapes "
+                         f"{[jnp.shape(leaf) for leaf in leaves]}")
+    return lengths.pop()
+
+
+def _check_carry(fn: Callable[..., Any], init: Any, x0: Any,
+                 consts: list[Any]) -> None:
+    carry_out, _ = jax.eval_shape(fn, init, x0, *consts)
+    want = jax.tree.map(_spec, init)
+    got = jax.tree.map(_spec, carry_out)
+    if jax.tree.structure(want) != jax.tree.structure(got) or \
+            jax.tree.leaves(want) != jax.tree.leaves(got):
+        raise TypeError(f"step must return a carry shaped like init: init "
+                        f"is {want}, step returned {got}.")
+
+
+def unsupported_operations(step: Callable[..., Any], *args: Any
+                           ) -> set[str] | None:
+    """The operations in ``step(*args)`` that Pallas's GPU (Triton) backend
+    cannot compile, or None when this jax does not expose its list.
+
+    Example:
+        >>> unsupported_operations(lambda x: x[:2], jnp.ones(4))
+        {'slice'}
+    """
+    try:  # the table of lowering rules is internal to jax
+        from jax._src.pallas.triton.lowering import triton_lowering_rules
+    except ImportError:
+        return None
+    jaxpr = jax.make_jaxpr(step)(*args).jaxpr
+    return {name for name in _primitive_names(jaxpr)
+            if name not in {str(k) for k in triton_lowering_rules}}
+
+
+def _primitive_names(jaxpr: Any) -> set[str]:
+    names = set()
+    for eqn in jaxpr.eqns:
+        names.add(eqn.primitive.name)
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, (list, tuple)) else [param]:
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    names |= _primitive_names(inner)
+    return names
+
+
+def _refuse_unsupported(fn: Callable[..., Any], init: Any, x0: Any,
+                        consts: tuple[Any, ...]) -> None:
+    missing = unsupported_operations(fn, init, x0, *consts)
+    if missing:
+        raise NotImplementedError(
+            f"fused_scan: the step uses {sorted(missing)}, which Pallas "
+            "cannot compile into a GPU kernel. Rewrite those parts (a mask "
+            "with jnp.where instead of a slice, say), or pass check=False "
+            "to run it in interpret mode anyway.")
+
+
+def _spec(leaf: Any) -> tuple[tuple[int, ...], str]:
+    return tuple(jnp.shape(leaf)), jnp.result_type(leaf).name
+
+
+def _run(fn: Callable[..., Any], length: int, reverse: bool,
+         interpret: bool, init: Any, xs: Any, consts: tuple[Any, ...],
+         save_carries: bool) -> tuple[Any, Any, Any]:
+    """One kernel: the loop over ``length`` steps of ``fn(c, x, *consts)``.
+
+    Returns ``(final_carry, ys, carries)``; ``carries`` stacks the carry
+    *entering* each step (for the backward pass) or is None.
+    """
+    init_leaves, carry_tree = jax.tree.flatten(init)
+    xs_leaves, xs_tree = jax.tree.flatten(xs)
+    x0 = jax.tree.map(lambda leaf: leaf[0], xs)
+    _, y_shape = jax.eval_shape(fn, init, x0, *consts)
+    y_leaves, y_tree = jax.tree.flatten(y_shape)
+
+    def stacked(leaf: Any) -> jax.ShapeDtypeStruct:
+        return jax.ShapeDtypeStruct((length, *jnp.shape(leaf)),
+                                    jnp.result_type(leaf))
+
+    out_shapes = ([jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v))
+                   for v in init_leaves] + [stacked(y) for y in y_leaves]
+                  + ([stacked(v) for v in init_leaves] if save_carries
+                     else []))
+    counts = (len(init_leaves), len(xs_leaves), len(consts),
+              len(init_leaves), len(y_leaves))
+
+    def kernel(*refs: Any) -> None:
+        init_refs, xs_refs, const_refs, carry_refs, y_refs, saved_refs = \
+            _split(refs, counts)
+        constants = [ref[...] for ref in const_refs]
+
+        def body(j: jax.Array, carry: Any) -> Any:
+            i = length - 1 - j if reverse else j
+            x = jax.tree.unflatten(xs_tree, [ref[i] for ref in xs_refs])
+            for ref, leaf in zip(saved_refs, jax.tree.leaves(carry)):
+                ref[i] = leaf
+            carry, y = fn(carry, x, *constants)
+            for ref, leaf in zip(y_refs, jax.tree.leaves(y)):
+                ref[i] = leaf
+            return carry
+
+        carry = jax.tree.unflatten(carry_tree,
+                                   [ref[...] for ref in init_refs])
+        carry = jax.lax.fori_loop(0, length, body, carry)
+        for ref, leaf in zip(carry_refs, jax.tree.leaves(carry)):
+            ref[...] = leaf
+
+    outs = pl.pallas_call(kernel, out_shape=out_shapes,
+                          interpret=interpret)(*init_leaves, *xs_leaves,
+                                               *consts)
+    n_carry, n_y = len(init_leaves), len(y_leaves)
+    final = jax.tree.unflatten(carry_tree, outs[:n_carry])
+    ys = jax.tree.unflatten(y_tree, outs[n_carry:n_carry + n_y])
+    carries = (jax.tree.unflatten(carry_tree, outs[n_carry + n_y:])
+               if save_carries else None)
+    return final, ys, carries
+
+
+def _split(refs: tuple[Any, ...], counts: tuple[int, ...]
+           ) -> list[tuple[Any, ...]]:
+    """Cut the kernel's refs into inputs (init, xs, consts) and outputs
+    (carry, ys, saved carries: whatever is left)."""
+    groups, start = [], 0
+    for count in counts:
+        groups.append(refs[start:start + count])
+        start += count
+    groups.append(refs[start:])
+    return groups
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3))
+def _scan(fn: Callable[..., Any], length: int, reverse: bool,
+          interpret: bool, init: Any, xs: Any, consts: tuple[Any, ...]
+          ) -> tuple[Any, Any]:
+    final, ys, _ = _run(fn, length, reverse, interpret, init, xs, consts,
+                        save_carries=False)
+    return final, ys
+
+
+def _scan_forward(fn, length, reverse, interpret, init, xs, consts):
+    final, ys, carries = _run(fn, length, reverse, interpret, init, xs,
+                              consts, save_carries=True)
+    return (final, ys), (carries, xs, consts)
+
+
+def _scan_backward(fn, length, reverse, interpret, residuals, cotangents):
+    """The reverse loop, also one kernel: step ``i`` pulls the cotangent of
+    its output carry back through ``fn`` and adds up the constants'."""
+    carries, xs, consts = residuals
+    ct_final, ct_ys = cotangents
+    _require_float((carries, xs, consts))
+
+    def backward_step(ct, inputs, *constants):
+        ct_carry, ct_consts = ct
+        carry, x, ct_y = inputs
+        _, pull_back = jax.vjp(fn, carry, x, *constants)
+        ct_carry, ct_x, *ct_step_consts = pull_back((ct_carry, ct_y))
+        ct_consts = tuple(a + b for a, b in zip(ct_consts, ct_step_consts))
+        return (ct_carry, ct_consts), ct_x
+
+    zeros = tuple(jnp.zeros_like(c) for c in consts)
+    (ct_init, ct_consts), ct_xs, _ = _run(
+        backward_step, length, not reverse, interpret, (ct_final, zeros),
+        (carries, xs, ct_ys), consts, save_carries=False)
+    return ct_init, ct_xs, ct_consts
+
+
+def _require_float(tree: Any) -> None:
+    bad = [jnp.result_type(leaf).name for leaf in jax.tree.leaves(tree)
+           if not jnp.issubdtype(jnp.result_type(leaf), jnp.inexact)]
+    if bad:
+        raise TypeError(f"fused_scan differentiates floating-point carries, "
+                        f"inputs and constants only; found {bad}. Keep "
+                        "integer state (a step counter) out of the carry.")
+
+
+_scan.defvjp(_scan_forward, _scan_backward)

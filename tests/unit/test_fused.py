@@ -1,0 +1,114 @@
+"""fused_scan has lax.scan's meaning, values and gradients (checked in
+Pallas interpret mode, which runs the same kernel program on a CPU)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from helpers.fused import fused_scan, unsupported_operations
+
+W = jnp.linspace(-1.0, 1.0, 16).reshape(4, 4)
+XS = jnp.sin(jnp.arange(40.0).reshape(10, 4))
+INIT = jnp.full(4, 0.1)
+
+
+def mlp_step(c, x):
+    h = jnp.tanh(c @ W + x)
+    return 0.5 * h + c, {"h": h, "total": h.sum()}
+
+
+def pytree_step(c, x):
+    new = {"sum": c["sum"] + x["a"], "prod": c["prod"] * jnp.cos(x["b"])}
+    return new, new["sum"] * new["prod"]
+
+
+def counter_step(c, x):
+    count, value = c
+    return (count + 1, value + x * count), value
+
+
+def assert_trees_close(got, want, rtol=1e-6):
+    jax.tree.map(lambda g, w: np.testing.assert_allclose(
+        np.asarray(g), np.asarray(w), rtol=rtol, atol=1e-6), got, want)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_matches_lax_scan_on_an_mlp_step(reverse):
+    assert_trees_close(fused_scan(mlp_step, INIT, XS, reverse=reverse),
+                       jax.lax.scan(mlp_step, INIT, XS, reverse=reverse))
+
+
+def test_pytree_carry_and_inputs():
+    init = {"sum": jnp.zeros(3), "prod": jnp.ones(3)}
+    xs = {"a": jnp.arange(15.0).reshape(5, 3), "b": XS[:5, :3]}
+    assert_trees_close(fused_scan(pytree_step, init, xs),
+                       jax.lax.scan(pytree_step, init, xs))
+
+
+def test_integer_state_runs_forward():
+    init = (jnp.int32(0), jnp.float32(0))
+    xs = jnp.arange(6.0)
+    assert_trees_close(fused_scan(counter_step, init, xs),
+                       jax.lax.scan(counter_step, init, xs))
+
+
+def test_under_jit():
+    run = jax.jit(lambda c, xs: fused_scan(mlp_step, c, xs))
+    assert_trees_close(run(INIT, XS), jax.lax.scan(mlp_step, INIT, XS))
+
+
+def _loss(scan, init, xs, w):
+    def step(c, x):
+        h = jnp.tanh(c @ w + x)
+        return 0.5 * h + c, jnp.sum(h * h)
+
+    carry, ys = scan(step, init, xs)
+    return jnp.sum(carry**2) + ys.sum()
+
+
+def test_gradients_match_lax_scan_including_closed_over_weights():
+    grad = jax.grad(_loss, argnums=(1, 2, 3))
+    assert_trees_close(grad(fused_scan, INIT, XS, W),
+                       grad(jax.lax.scan, INIT, XS, W), rtol=1e-5)
+
+
+def test_gradient_of_a_reverse_scan():
+    def loss(scan, init, xs, w):
+        return _loss(lambda f, c, x: scan(f, c, x, reverse=True),
+                     init, xs, w)
+
+    grad = jax.grad(loss, argnums=(1, 2, 3))
+    assert_trees_close(grad(fused_scan, INIT, XS, W),
+                       grad(jax.lax.scan, INIT, XS, W), rtol=1e-5)
+
+
+def test_unsupported_operations_are_named():
+    assert unsupported_operations(lambda x: x[:2], jnp.ones(4)) == {"slice"}
+    assert unsupported_operations(mlp_step, INIT, XS[0]) == set()
+    with pytest.raises(NotImplementedError, match=r"uses \['slice'\]"):
+        fused_scan(lambda c, x: (c + x[:2].sum(), c), INIT, XS)
+    carry, _ = fused_scan(lambda c, x: (c + x[:2].sum(), c), INIT, XS,
+                          check=False)
+    np.testing.assert_allclose(carry, INIT + XS[:, :2].sum(), rtol=1e-5)
+
+
+def test_bad_inputs_have_clear_errors():
+    with pytest.raises(TypeError, match="step must be a function"):
+        fused_scan("step", INIT, XS)
+    with pytest.raises(ValueError, match="same leading dimension"):
+        fused_scan(mlp_step, INIT, {"a": XS, "b": XS[:3]})
+    with pytest.raises(ValueError, match="at least one array"):
+        fused_scan(mlp_step, INIT, {})
+    with pytest.raises(TypeError, match="carry shaped like init"):
+        fused_scan(lambda c, x: (c.sum(), c), INIT, XS)
+
+
+def test_integer_carry_cannot_be_differentiated():
+    def loss(v):
+        (_, value), _ = fused_scan(counter_step, (jnp.int32(0), v),
+                                   jnp.arange(3.0))
+        return value
+
+    with pytest.raises(TypeError, match="floating-point carries"):
+        jax.grad(loss)(jnp.float32(1.0))
