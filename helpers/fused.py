@@ -65,7 +65,6 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
     length = _length(xs)
     x0 = jax.tree.map(lambda leaf: leaf[0], xs)
     converted, consts = _hoist_constants(step, init, x0)
-    _check_carry(converted, init, x0, consts)
     if check:
         _refuse_unsupported(converted, init, x0, consts)
     interpret = (not env.on_gpu()) if interpret is None else interpret
@@ -81,6 +80,7 @@ def _hoist_constants(step: Step, init: Any, x0: Any
     inputs. Tracing ``step`` once to a jaxpr finds them all.
     """
     closed, out_shape = jax.make_jaxpr(step, return_shape=True)(init, x0)
+    _check_carry(init, out_shape)
     out_tree = jax.tree.structure(out_shape)
 
     def fn(carry: Any, x: Any, *consts: Any) -> Any:
@@ -105,11 +105,12 @@ def _length(xs: Any) -> int:
     return lengths.pop()
 
 
-def _check_carry(fn: Callable[..., Any], init: Any, x0: Any,
-                 consts: list[Any]) -> None:
-    carry_out, _ = jax.eval_shape(fn, init, x0, *consts)
+def _check_carry(init: Any, out_shape: Any) -> None:
+    """The carry a step returns must match ``init`` leaf for leaf."""
+    if not (isinstance(out_shape, tuple) and len(out_shape) == 2):
+        raise TypeError("step must return a pair (carry, y).")
     want = jax.tree.map(_spec, init)
-    got = jax.tree.map(_spec, carry_out)
+    got = jax.tree.map(_spec, out_shape[0])
     if jax.tree.structure(want) != jax.tree.structure(got) or \
             jax.tree.leaves(want) != jax.tree.leaves(got):
         raise TypeError(f"step must return a carry shaped like init: init "

@@ -79,6 +79,4 @@ def _picker(widgets: Any, column: str, values: pd.Series) -> Any:
     if pd.api.types.is_numeric_dtype(values) and len(options) > 2:
         return widgets.SelectionSlider(options=options, value=options[0],
                                        description=column)
-    return widgets.ToggleButtons(options=[str(o) for o in options]
-                                 if not pd.api.types.is_numeric_dtype(values)
-                                 else options, description=column)
+    return widgets.ToggleButtons(options=options, description=column)

@@ -102,6 +102,8 @@ def test_bad_inputs_have_clear_errors():
         fused_scan(mlp_step, INIT, {})
     with pytest.raises(TypeError, match="carry shaped like init"):
         fused_scan(lambda c, x: (c.sum(), c), INIT, XS)
+    with pytest.raises(TypeError, match=r"a pair \(carry, y\)"):
+        fused_scan(lambda c, x: c + x, INIT, XS)
 
 
 def test_integer_carry_cannot_be_differentiated():
