@@ -12,6 +12,13 @@ runs in Pallas's interpret mode, which executes the same kernel program
 with ordinary XLA operations, so a CPU checks its results against
 `lax.scan`. Gradients flow through a custom VJP whose backward pass is a
 second fused scan running the loop in reverse.
+
+Triton, which compiles Pallas kernels for NVIDIA GPUs, takes only arrays
+whose sides are powers of two; `helpers.padding` pads the step's arrays
+and keeps the padding out of the results. Before anything runs, the
+kernel is lowered to Triton's IR (`helpers.pallas_ir`, possible on any
+machine), so a step the GPU cannot compile is refused with Triton's
+reason on a laptop too.
 """
 
 from __future__ import annotations
@@ -23,14 +30,14 @@ import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
-from helpers import env
+from helpers import env, padding, pallas_ir
 
 Step = Callable[[Any, Any], tuple[Any, Any]]
 
 
 def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
-               interpret: bool | None = None, check: bool = True
-               ) -> tuple[Any, Any]:
+               interpret: bool | None = None, pad: bool | None = None,
+               check: bool = True) -> tuple[Any, Any]:
     """`jax.lax.scan(step, init, xs)`, run as one Pallas kernel.
 
     Args:
@@ -43,14 +50,19 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
         reverse: run the steps from last to first, as `lax.scan` does.
         interpret: force Pallas interpret mode (default: interpret unless
             on a GPU).
-        check: refuse a step that uses an operation the GPU kernel cannot
-            compile, on every machine, so a CPU catches it before a GPU
-            does. ``check=False`` runs it anyway (in interpret mode that
-            works; on a GPU the compiler then raises).
+        pad: run the kernel on arrays padded to powers of two, as Triton
+            requires, with `helpers.padding` keeping the padding out of
+            the results (default: pad when compiling for a GPU).
+        check: on every machine, compile the kernel as far as Triton's IR
+            (`helpers.pallas_ir`) and refuse a step the GPU could not
+            compile, so a CPU catches it before a GPU does.
+            ``check=False`` runs it anyway (in interpret mode that works;
+            on a GPU the compiler then raises).
 
     Raises:
         NotImplementedError: the step uses an operation Pallas cannot
-            compile for a GPU; the message names it.
+            compile for a GPU, or one padding cannot handle; the message
+            names it.
 
     Returns:
         ``(final_carry, ys)``: ``ys`` stacks each step's ``y``.
@@ -65,10 +77,14 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
     length = _length(xs)
     x0 = jax.tree.map(lambda leaf: leaf[0], xs)
     converted, consts = _hoist_constants(step, init, x0)
-    if check:
+    if check:  # as the GPU would compile it: padded unless told not to
         _refuse_unsupported(converted, init, x0, consts)
+        _refuse_unlowerable(converted, length, reverse,
+                            True if pad is None else pad, init, xs, consts)
     interpret = (not env.on_gpu()) if interpret is None else interpret
-    return _scan(converted, length, reverse, interpret, init, xs, consts)
+    pad = (not interpret) if pad is None else pad
+    return _scan(converted, length, reverse, interpret, pad, init, xs,
+                 consts)
 
 
 def _hoist_constants(step: Step, init: Any, x0: Any
@@ -158,18 +174,65 @@ def _refuse_unsupported(fn: Callable[..., Any], init: Any, x0: Any,
             "to run it in interpret mode anyway.")
 
 
+def _refuse_unlowerable(fn: Callable[..., Any], length: int,
+                        reverse: bool, pad: bool, init: Any, xs: Any,
+                        consts: tuple[Any, ...]) -> None:
+    """Lower the GPU kernel to Triton's IR here; raise what Triton says."""
+    def gpu_kernel(init: Any, xs: Any, consts: tuple[Any, ...]) -> Any:
+        return _run(fn, length, reverse, False, pad, init, xs, consts,
+                    save_carries=False)
+
+    try:
+        pallas_ir.triton_modules(gpu_kernel, init, xs, consts)
+    except pallas_ir.LoweringUnavailable:
+        return  # an unfamiliar jax: the GPU compiler will have its say
+    except pallas_ir.TritonLoweringError as err:
+        advice = ("" if pad else " Pass pad=True to pad every array to "
+                  "powers of two.")
+        raise NotImplementedError(
+            f"fused_scan: Triton cannot compile this step: {err}.{advice} "
+            "Or pass check=False to run it in interpret mode anyway."
+        ) from err
+
+
 def _spec(leaf: Any) -> tuple[tuple[int, ...], str]:
     return tuple(jnp.shape(leaf)), jnp.result_type(leaf).name
 
 
 def _run(fn: Callable[..., Any], length: int, reverse: bool,
-         interpret: bool, init: Any, xs: Any, consts: tuple[Any, ...],
-         save_carries: bool) -> tuple[Any, Any, Any]:
+         interpret: bool, pad: bool, init: Any, xs: Any,
+         consts: tuple[Any, ...], save_carries: bool
+         ) -> tuple[Any, Any, Any]:
     """One kernel: the loop over ``length`` steps of ``fn(c, x, *consts)``.
 
     Returns ``(final_carry, ys, carries)``; ``carries`` stacks the carry
-    *entering* each step (for the backward pass) or is None.
+    *entering* each step (for the backward pass) or is None. With ``pad``
+    the kernel sees arrays padded to powers of two, and the results are
+    cut back to their true shapes.
     """
+    if not pad:
+        return _launch(fn, length, reverse, interpret, init, xs, consts,
+                       save_carries)
+    x0 = jax.tree.map(lambda leaf: leaf[0], xs)
+    carry_shape, y_shape = jax.eval_shape(fn, init, x0, *consts)
+    final, ys, carries = _launch(
+        padding.pad_function(fn, init, x0, *consts), length, reverse,
+        interpret, jax.tree.map(padding.pad_array, init),
+        jax.tree.map(lambda leaf: padding.pad_array(leaf, 1), xs),
+        tuple(padding.pad_array(c) for c in consts), save_carries)
+
+    def cut(tree: Any, shapes: Any) -> Any:
+        return jax.tree.map(lambda a, s: padding.unpad_array(a, s.shape),
+                            tree, shapes)
+
+    return (cut(final, carry_shape), cut(ys, y_shape),
+            None if carries is None else cut(carries, carry_shape))
+
+
+def _launch(fn: Callable[..., Any], length: int, reverse: bool,
+            interpret: bool, init: Any, xs: Any, consts: tuple[Any, ...],
+            save_carries: bool) -> tuple[Any, Any, Any]:
+    """The `pallas_call` itself, on arrays as given."""
     init_leaves, carry_tree = jax.tree.flatten(init)
     xs_leaves, xs_tree = jax.tree.flatten(xs)
     x0 = jax.tree.map(lambda leaf: leaf[0], xs)
@@ -231,22 +294,23 @@ def _split(refs: tuple[Any, ...], counts: tuple[int, ...]
     return groups
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3))
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
 def _scan(fn: Callable[..., Any], length: int, reverse: bool,
-          interpret: bool, init: Any, xs: Any, consts: tuple[Any, ...]
-          ) -> tuple[Any, Any]:
-    final, ys, _ = _run(fn, length, reverse, interpret, init, xs, consts,
-                        save_carries=False)
+          interpret: bool, pad: bool, init: Any, xs: Any,
+          consts: tuple[Any, ...]) -> tuple[Any, Any]:
+    final, ys, _ = _run(fn, length, reverse, interpret, pad, init, xs,
+                        consts, save_carries=False)
     return final, ys
 
 
-def _scan_forward(fn, length, reverse, interpret, init, xs, consts):
-    final, ys, carries = _run(fn, length, reverse, interpret, init, xs,
-                              consts, save_carries=True)
+def _scan_forward(fn, length, reverse, interpret, pad, init, xs, consts):
+    final, ys, carries = _run(fn, length, reverse, interpret, pad, init,
+                              xs, consts, save_carries=True)
     return (final, ys), (carries, xs, consts)
 
 
-def _scan_backward(fn, length, reverse, interpret, residuals, cotangents):
+def _scan_backward(fn, length, reverse, interpret, pad, residuals,
+                   cotangents):
     """The reverse loop, also one kernel: step ``i`` pulls the cotangent of
     its output carry back through ``fn`` and adds up the constants'."""
     carries, xs, consts = residuals
@@ -263,7 +327,8 @@ def _scan_backward(fn, length, reverse, interpret, residuals, cotangents):
 
     zeros = tuple(jnp.zeros_like(c) for c in consts)
     (ct_init, ct_consts), ct_xs, _ = _run(
-        backward_step, length, not reverse, interpret, (ct_final, zeros),
+        backward_step, length, not reverse, interpret, pad,
+        (ct_final, zeros),
         (carries, xs, ct_ys), consts, save_carries=False)
     return ct_init, ct_xs, ct_consts
 

@@ -40,3 +40,30 @@ def test_gradient_on_the_gpu():
     got = jax.grad(lambda w: loss(fused_scan, w))(W)
     want = jax.grad(lambda w: loss(jax.lax.scan, w))(W)
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+W_IN = jnp.linspace(-1.0, 1.0, 12).reshape(1, 12)
+W_OUT = jnp.linspace(0.5, -0.5, 12).reshape(12, 1)
+
+
+def thread_step(momentum, noise):
+    """The source's 1 -> 12 -> 1 MLP: odd shapes, padded for Triton."""
+    hidden = jax.nn.sigmoid(momentum @ jax.nn.softplus(W_IN))
+    return jax.nn.sigmoid(hidden @ jax.nn.softplus(W_OUT)) + noise, None
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_odd_shapes_in_one_kernel_single_and_many_chains(dtype):
+    with jax.enable_x64(dtype == jnp.float64):
+        noise = jnp.sin(jnp.arange(2000.0, dtype=dtype)).reshape(4, 500, 1)
+        inits = jnp.zeros((4, 1), dtype)
+
+        def run(scan):
+            return jax.jit(jax.vmap(lambda i, n: scan(thread_step, i, n)[0])
+                           )(inits, noise)
+
+        fused = jax.jit(jax.vmap(
+            lambda i, n: fused_scan(thread_step, i, n)[0]))
+        assert len(hlo.custom_calls(fused, inits, noise)) == 1
+        np.testing.assert_allclose(run(fused_scan), run(jax.lax.scan),
+                                   rtol=1e-5)

@@ -1,11 +1,14 @@
 """fused_scan has lax.scan's meaning, values and gradients (checked in
 Pallas interpret mode, which runs the same kernel program on a CPU)."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from helpers import pallas_ir
 from helpers.fused import fused_scan, unsupported_operations
 
 W = jnp.linspace(-1.0, 1.0, 16).reshape(4, 4)
@@ -114,3 +117,84 @@ def test_integer_carry_cannot_be_differentiated():
 
     with pytest.raises(TypeError, match="floating-point carries"):
         jax.grad(loss)(jnp.float32(1.0))
+
+
+# The source's shapes: a 1 -> 12 -> 1 MLP, which Triton only takes padded.
+W_IN = jnp.linspace(-1.0, 1.0, 12).reshape(1, 12)
+W_OUT = jnp.linspace(0.5, -0.5, 12).reshape(12, 1)
+NOISE = jnp.cos(jnp.arange(30.0)).reshape(30, 1)
+
+
+def thread_step(momentum, noise):
+    hidden = jax.nn.sigmoid(momentum @ jax.nn.softplus(W_IN))
+    force = jax.nn.sigmoid(hidden @ jax.nn.softplus(W_OUT))
+    return force + noise, hidden.max()
+
+
+def test_padded_kernel_matches_lax_scan():
+    assert_trees_close(fused_scan(thread_step, jnp.zeros(1), NOISE,
+                                  pad=True),
+                       jax.lax.scan(thread_step, jnp.zeros(1), NOISE))
+
+
+def test_padded_gradients_match_lax_scan():
+    def loss(scan, w):
+        def step(m, noise):
+            hidden = jax.nn.sigmoid(m @ jax.nn.softplus(w))
+            return hidden.mean(keepdims=True) + noise, hidden.sum()
+
+        carry, ys = scan(step, jnp.zeros(1), NOISE)
+        return carry.sum() + ys.sum()
+
+    padded = functools.partial(fused_scan, pad=True)
+    assert_trees_close(jax.grad(loss, 1)(padded, W_IN),
+                       jax.grad(loss, 1)(jax.lax.scan, W_IN), rtol=1e-5)
+
+
+def test_padded_kernel_under_vmap():
+    inits, noises = jnp.zeros((3, 1)), jnp.stack([NOISE, -NOISE, NOISE**2])
+    got = jax.vmap(lambda i, n: fused_scan(thread_step, i, n, pad=True))(
+        inits, noises)
+    want = jax.vmap(lambda i, n: jax.lax.scan(thread_step, i, n))(
+        inits, noises)
+    assert_trees_close(got, want)
+
+
+def gpu_kernels(fn, *args):
+    try:
+        return pallas_ir.triton_modules(fn, *args)
+    except pallas_ir.LoweringUnavailable as err:
+        pytest.skip(str(err))
+
+
+def test_the_gpu_kernel_is_one_triton_loop():
+    [module] = gpu_kernels(
+        lambda i, n: fused_scan(thread_step, i, n, interpret=False),
+        jnp.zeros(1), NOISE)
+    assert module.count("scf.for") == 1  # the 30 steps run inside it
+    assert "tensor<16xf32>" in module  # the hidden layer, padded
+
+
+def test_the_backward_pass_is_one_more_kernel():
+    def loss(w):
+        def step(m, noise):
+            return jnp.tanh(m @ w).sum(keepdims=True) + noise, m
+
+        carry, _ = fused_scan(step, jnp.zeros(1), NOISE, interpret=False)
+        return carry.sum()
+
+    modules = gpu_kernels(jax.grad(loss), W_IN)
+    assert [m.count("scf.for") for m in modules] == [1, 1]
+
+
+def test_unpadded_odd_shapes_are_refused_with_triton_reason():
+    gpu_kernels(lambda i, n: fused_scan(thread_step, i, n,
+                                        interpret=False), jnp.zeros(1),
+                NOISE)  # skips when this jax hides the lowering
+    with pytest.raises(NotImplementedError, match=r"power of 2.*pad=True"):
+        fused_scan(thread_step, jnp.zeros(1), NOISE, pad=False)
+
+
+def test_triton_modules_needs_a_kernel():
+    with pytest.raises(ValueError, match="no pallas_call"):
+        pallas_ir.triton_modules(jnp.sin, jnp.ones(4))
