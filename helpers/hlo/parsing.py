@@ -23,6 +23,7 @@ _INSTRUCTION = re.compile(
     r"(?P<op>[\w\-]+)\((?P<operands>.*?)\)(?P<attrs>.*)$")
 _COMPUTATION = re.compile(r"^(?P<entry>ENTRY\s+)?%?(?P<name>[\w.\-]+)\s.*\{$")
 _OPERAND = re.compile(r"%([\w.\-]+)")
+_COMMENT = re.compile(r"/\*.*?\*/")
 # "{1}: (0, {}, may-alias)" inside the module header's input_output_alias.
 _ALIAS = re.compile(r"\{(?P<out>[\d,\s]*)\}:\s*\((?P<param>\d+),\s*"
                     r"\{(?P<pidx>[\d,\s]*)\}(?:,\s*(?P<kind>[\w\-]+))?\)")
@@ -116,6 +117,8 @@ def parse(text: str) -> Module:
     computations: Module = {}
     current: list[Instruction] | None = None
     for line in text.splitlines():
+        # Long tuple shapes carry "/*index=5*/" comments; drop them.
+        line = _COMMENT.sub("", line)
         header = _COMPUTATION.match(line.strip())
         if header and "=" not in line.split("{")[0].split("(")[0]:
             current = computations.setdefault(header["name"], [])

@@ -97,6 +97,22 @@ def test_while_loop_with_a_traced_trip_count():
         hlo.kernel_count(loop, X, 5)
 
 
+def test_loops_carrying_long_tuples_are_found():
+    # Six or more carried values print as "(s32[], ..., /*index=5*/f32[])":
+    # the comment's "=" must not hide the while instruction.
+    def loop(x, n):
+        def body(c):
+            return (c[0] + 1, *[jnp.sin(v) for v in c[1:]])
+
+        out = jax.lax.while_loop(lambda c: c[0] < n, body,
+                                 (0, *[x * (i + 1) for i in range(6)]))
+        return out[1:]  # every carried value is used, so all stay
+
+    assert "/*index=5*/" in hlo.compiled_text(loop, X, 5)
+    (w,) = hlo.while_loops(loop, X, 5)
+    assert w.trip_count is None and w.body_kernels >= 1
+
+
 def test_nested_loops_multiply():
     def inner(c):
         return jax.lax.fori_loop(0, 3, _step, c)

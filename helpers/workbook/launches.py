@@ -1,0 +1,514 @@
+"""Chapter 3 (Kernel launches): the noisy-MLP loop of JAX issue #7024, its
+variants, their measurements, and two exercises.
+
+The program: a state of one number (the "momentum") is pushed through a
+1 -> 12 -> 1 MLP whose weights pass through softplus, with a sigmoid after
+each layer; fresh Gaussian noise is added; 8000 steps. Every variant below
+computes that, differing only in how the loop, the random numbers and the
+softplus are written. ``python -m helpers.workbook.launches`` measures them
+in a fresh process and prints JSON, so the chapter can time them under
+other ``XLA_FLAGS`` (flags are read once, when a process starts its GPU).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from helpers import bench, hlo, trace
+from helpers.exercises import Exercise, Outcome, hlo_fact, matches_reference
+from helpers.fused import fused_scan
+
+STATE = (1,)    # the thread's `shape = (1,)`: one number of state
+HIDDEN = 12     # the thread's hidden layer
+STEPS = 8000    # the thread's maximum_iterations
+Weights = dict[str, jax.Array]
+
+
+def init_weights(key: jax.Array, hidden: int = HIDDEN,
+                 dtype: Any = jnp.float32) -> Weights:
+    """Random weights of the 1 -> hidden -> 1 MLP (the thread started from
+    zeros, which makes every hidden unit the same)."""
+    key_in, key_out = jax.random.split(key)
+    return {"w_in": 0.5 * jax.random.normal(key_in, (1, hidden), dtype),
+            "w_out": 0.5 * jax.random.normal(key_out, (hidden, 1), dtype)}
+
+
+def positive(weights: Weights) -> Weights:
+    """softplus of every weight: the thread's way to keep them positive."""
+    return jax.tree.map(jax.nn.softplus, weights)
+
+
+def force(pos: Weights, momentum: jax.Array) -> jax.Array:
+    """The MLP on softplus-ed weights: sigmoid after each of two layers."""
+    hidden = jax.nn.sigmoid(momentum @ pos["w_in"])
+    return jax.nn.sigmoid(hidden @ pos["w_out"])
+
+
+def _split_step(weights: Weights, carry: tuple[jax.Array, jax.Array]
+                ) -> tuple[jax.Array, jax.Array]:
+    """The thread's step: split the key, softplus, MLP, add noise."""
+    momentum, key = carry
+    key, noise_key = jax.random.split(key)
+    noise = jax.random.normal(noise_key, STATE, momentum.dtype)
+    return force(positive(weights), momentum) + noise, key
+
+
+def _start(weights: Weights) -> jax.Array:
+    return jnp.zeros(STATE, weights["w_in"].dtype)
+
+
+# --- the variants: (weights, key, steps) -> final momentum -----------------
+
+def _while_loop(weights: Weights, key: jax.Array, steps: Any) -> jax.Array:
+    """The thread's loop: `lax.while_loop` counting up to ``steps``."""
+    def body(state):
+        i, momentum, key = state
+        return (i + 1, *_split_step(weights, (momentum, key)))
+
+    _, momentum, _ = jax.lax.while_loop(lambda s: s[0] < steps, body,
+                                        (0, _start(weights), key))
+    return momentum
+
+
+# The thread's program: the bound is a traced value, known only at run time.
+while_traced = jax.jit(_while_loop)
+# The same loop with ``steps`` static: XLA can prove the trip count.
+while_static = jax.jit(_while_loop, static_argnums=2)
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def scan_split(weights: Weights, key: jax.Array, steps: int) -> jax.Array:
+    """`lax.scan` with a static length; still a key split every step."""
+    (momentum, _), _ = jax.lax.scan(
+        lambda c, _: (_split_step(weights, c), None),
+        (_start(weights), key), length=steps)
+    return momentum
+
+
+def noise_for(key: jax.Array, steps: int, dtype: Any) -> jax.Array:
+    """All the loop's noise drawn at once, outside the loop: (steps, 1)."""
+    return jax.random.normal(key, (steps, *STATE), dtype)
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def scan_noise(weights: Weights, key: jax.Array, steps: int) -> jax.Array:
+    """Noise drawn once before the loop; softplus still inside it."""
+    def step(momentum, noise):
+        return force(positive(weights), momentum) + noise, None
+
+    dtype = weights["w_in"].dtype
+    momentum, _ = jax.lax.scan(step, _start(weights),
+                               noise_for(key, steps, dtype))
+    return momentum
+
+
+def hoisted_step(pos: Weights) -> Callable[[jax.Array, jax.Array], Any]:
+    """The loop body with softplus computed once, outside the loop."""
+    def step(momentum: jax.Array, noise: jax.Array) -> Any:
+        return force(pos, momentum) + noise, None
+
+    return step
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3))
+def scan_hoisted(weights: Weights, key: jax.Array, steps: int,
+                 unroll: int = 1) -> jax.Array:
+    """Noise outside, softplus outside; ``unroll`` steps per iteration."""
+    noise = noise_for(key, steps, weights["w_in"].dtype)
+    momentum, _ = jax.lax.scan(hoisted_step(positive(weights)),
+                               _start(weights), noise, unroll=unroll)
+    return momentum
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def fused(weights: Weights, key: jax.Array, steps: int) -> jax.Array:
+    """`scan_hoisted` with the whole loop in one Pallas kernel."""
+    noise = noise_for(key, steps, weights["w_in"].dtype)
+    momentum, _ = fused_scan(hoisted_step(positive(weights)),
+                             _start(weights), noise)
+    return momentum
+
+
+VARIANTS: dict[str, Callable[..., jax.Array]] = {
+    "while, traced bound": while_traced,
+    "while, static bound": while_static,
+    "scan, split per step": scan_split,
+    "scan, noise outside": scan_noise,
+    "scan, softplus hoisted": scan_hoisted,
+    "fused_scan (one kernel)": fused,
+}
+# Variants that draw the same random numbers compute the same result.
+SAME_NOISE = [list(VARIANTS)[:3], list(VARIANTS)[3:]]
+
+
+def many_chains(variant: Callable[..., jax.Array], weights: Weights,
+                keys: jax.Array, steps: int) -> jax.Array:
+    """``variant`` on independent chains, one per key: (chains, 1)."""
+    return jax.vmap(lambda key: variant(weights, key, steps))(keys)
+
+
+# --- counting and timing -----------------------------------------------------
+
+def launches_per_step(variant: Callable[..., jax.Array], weights: Weights,
+                      key: jax.Array, steps: int, unroll: int = 1
+                      ) -> float:
+    """Kernels launched per loop step, read from the compiled HLO.
+
+    A loop body that runs ``unroll`` steps counts once per ``unroll``
+    steps; a loop of unknown trip count adds its condition (evaluated
+    every iteration); a program with no loop is ``kernels / steps``.
+    """
+    args = (weights, key, steps) + ((unroll,) if unroll != 1 else ())
+    main = _main_loop(hlo.compiled_text(variant, *args), int(steps) // unroll)
+    if main is None:
+        return hlo.kernel_count(variant, *args) / int(steps)
+    return _kernels_per_iteration(main) / unroll
+
+
+def _main_loop(text: str, iterations: int) -> hlo.WhileLoop | None:
+    """The loop over the steps: the one that runs ``iterations`` times or
+    whose count is unknown (random-number loops of 5 trips are others)."""
+    loops = [w for w in hlo.while_loops(text)
+             if w.trip_count in (None, iterations)]
+    return max(loops, key=lambda w: w.body_kernels or 0, default=None)
+
+
+def _kernels_per_iteration(loop: hlo.WhileLoop) -> int:
+    """The body's kernels, plus the condition's when XLA must evaluate it
+    (a trip count unknown at compile time)."""
+    return (loop.body_kernels or 0) + (
+        loop.condition_kernels or 0 if loop.trip_count is None else 0)
+
+
+def measure(names: list[str] | None = None, *, steps: int = STEPS,
+            dtypes: tuple[str, ...] = ("float32", "float64"),
+            repeat: int = 20, device: Any = None) -> list[dict[str, Any]]:
+    """Time each variant: rows of launches/step and microseconds/step
+    (median of ``repeat`` calls), on ``device`` (default: the default
+    device; pass ``jax.devices("cpu")[0]`` for a GPU machine's host)."""
+    rows = []
+    for dtype in dtypes:
+        with jax.enable_x64(dtype == "float64"), \
+                jax.default_device(device):
+            weights = init_weights(jax.random.key(0), dtype=dtype)
+            key = jax.random.key(1)
+            for name in names or list(VARIANTS):
+                variant = VARIANTS[name]
+                bound = jnp.int32(steps) if variant is while_traced \
+                    else steps
+                timing = bench.benchmark(variant, weights, key, bound,
+                                         repeat=repeat, name=name)
+                rows.append({
+                    "variant": name, "dtype": dtype, "steps": steps,
+                    "launches_per_step": launches_per_step(
+                        variant, weights, key, bound),
+                    "us_per_step": timing.median / steps * 1e6,
+                    "ms": timing.median * 1e3})
+    return rows
+
+
+def measure_unroll(unrolls: list[int], *, steps: int = STEPS,
+                   hidden: int = HIDDEN, dtype: str = "float32",
+                   repeat: int = 20) -> list[dict[str, Any]]:
+    """`scan_hoisted` for each unroll factor: launches and time per step."""
+    rows = []
+    with jax.enable_x64(dtype == "float64"):
+        weights = init_weights(jax.random.key(0), hidden, dtype)
+        key = jax.random.key(1)
+        for unroll in unrolls:
+            timing = bench.benchmark(scan_hoisted, weights, key, steps,
+                                     unroll, repeat=repeat)
+            rows.append({
+                "unroll": unroll, "steps": steps, "hidden": hidden,
+                "dtype": dtype,
+                "launches_per_step": launches_per_step(
+                    scan_hoisted, weights, key, steps, unroll),
+                "us_per_step": timing.median / steps * 1e6})
+    return rows
+
+
+def measure_grid(steps_options: list[int], unrolls: list[int],
+                 hiddens: list[int], *, repeat: int = 10
+                 ) -> list[dict[str, Any]]:
+    """`measure_unroll` over every (steps, hidden) pair: the widget's
+    table."""
+    return [row for steps in steps_options for hidden in hiddens
+            for row in measure_unroll(unrolls, steps=steps, hidden=hidden,
+                                      repeat=repeat)]
+
+
+def profiled_launches(variant: Callable[..., jax.Array], *args: Any,
+                      steps: int, folder: str) -> float:
+    """Kernels per step counted in a `jax.profiler` trace of one call:
+    the device's events over the number of steps (GPU only)."""
+    block = bench.block
+    block(variant(*args))  # compile outside the trace
+    with jax.profiler.trace(folder):
+        block(variant(*args))
+    return len(trace.device_events(trace.load(folder))) / steps
+
+
+def measure_variants_on_gpu(folder: str, *, steps: int = STEPS
+                            ) -> dict[str, Any]:
+    """What the chapter records from a GPU machine: every variant on the
+    GPU, the loop variants on the same machine's CPU, and the kernels per
+    step counted in a profile of each GPU variant."""
+    weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
+    profiled = {}
+    for name, variant in VARIANTS.items():
+        bound = jnp.int32(steps) if variant is while_traced else steps
+        profiled[name] = profiled_launches(
+            variant, weights, key, bound, steps=steps,
+            folder=os.path.join(folder, str(len(profiled))))
+    loops = [n for n in VARIANTS if VARIANTS[n] is not fused]
+    return {"gpu": measure(steps=steps),
+            "cpu": measure(loops, steps=steps, device=jax.devices("cpu")[0]),
+            "profiled_launches_per_step": profiled}
+
+
+def measure_goals(*, steps: int = STEPS, chains: int = 10_000,
+                  repeat: int = 10) -> dict[str, Any]:
+    """The chapter's two goals, measured on a GPU machine in one run.
+
+    One chain: the fused kernel on the GPU against the best jitted loop on
+    the same machine's CPU, with the thread's while loop beside both.
+    Many chains: ``chains`` independent chains (vmap) on the GPU and on
+    the CPU. Also a do-almost-nothing fused loop, whose time per step is
+    the floor a chain of dependent steps cannot beat.
+    """
+    cpu = jax.devices("cpu")[0]
+    weights = init_weights(jax.random.key(0))
+    key = jax.random.key(1)
+    keys = jax.random.split(jax.random.key(2), chains)
+
+    def time_it(fn: Callable[..., Any], *args: Any, on: Any = None,
+                times: int = repeat) -> float:
+        args = jax.tree.map(lambda a: jax.device_put(a, on)
+                            if isinstance(a, jax.Array) else a, args)
+        with jax.default_device(on):
+            return bench.benchmark(fn, *args, repeat=times).median
+
+    def chains_of(variant: Callable[..., jax.Array]) -> Callable[..., Any]:
+        return jax.jit(lambda w, k: many_chains(variant, w, k, steps))
+
+    trivial = jax.jit(lambda xs: fused_scan(
+        lambda c, x: (c * 0.5 + x, None), jnp.zeros(()), xs)[0])
+    return {
+        "steps": steps, "chains": chains,
+        "one_chain_s": {
+            "gpu fused_scan": time_it(fused, weights, key, steps),
+            "gpu while, traced bound": time_it(
+                while_traced, weights, key, jnp.int32(steps)),
+            "cpu scan, softplus hoisted": time_it(
+                scan_hoisted, weights, key, steps, on=cpu),
+            "cpu while, traced bound": time_it(
+                while_traced, weights, key, jnp.int32(steps), on=cpu),
+        },
+        "many_chains_s": {
+            "gpu fused_scan": time_it(chains_of(fused), weights, keys),
+            "gpu scan, softplus hoisted": time_it(
+                chains_of(scan_hoisted), weights, keys),
+            "cpu scan, softplus hoisted": time_it(
+                chains_of(scan_hoisted), weights, keys, on=cpu, times=3),
+        },
+        "trivial_fused_s": time_it(trivial, jnp.ones(steps)),
+    }
+
+
+def measure_with_flags(xla_flags: str, names: list[str], *,
+                       steps: int = STEPS, repeat: int = 20,
+                       timeout: float = 600) -> list[dict[str, Any]]:
+    """`measure` in a fresh Python process run with ``XLA_FLAGS``.
+
+    XLA reads its flags once, when a process first uses a device, so
+    comparing flags takes one process per setting.
+    """
+    env = {**os.environ, "XLA_FLAGS": xla_flags}
+    command = [sys.executable, "-m", "helpers.workbook.launches",
+               "--steps", str(steps), "--repeat", str(repeat), *names]
+    done = subprocess.run(command, env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=_repo_root())
+    if done.returncode != 0:
+        raise RuntimeError(f"measuring with XLA_FLAGS={xla_flags!r} "
+                           f"failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _repo_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+
+
+# --- Exercise 3.1: fewer launches per step -----------------------------------
+
+EXERCISE_STEPS = 200
+
+
+def step_noise(key: jax.Array, i: Any, dtype: Any = jnp.float32
+               ) -> jax.Array:
+    """The noise of step ``i``: a key folded with the step number, so any
+    step's noise can be drawn without the ones before it."""
+    return jax.random.normal(jax.random.fold_in(key, i), STATE, dtype)
+
+
+def starter(weights: Weights, key: jax.Array) -> jax.Array:
+    """Exercise 3.1 starter: a while loop that draws each step's noise
+    inside the loop."""
+    def body(state):
+        i, momentum = state
+        noise = step_noise(key, i)
+        return i + 1, force(positive(weights), momentum) + noise
+
+    _, momentum = jax.lax.while_loop(
+        lambda s: s[0] < EXERCISE_STEPS, body, (0, jnp.zeros(STATE)))
+    return momentum
+
+
+def solution(weights: Weights, key: jax.Array) -> jax.Array:
+    """Exercise 3.1: every step's noise drawn at once (the same numbers),
+    then a scan whose body is only the MLP."""
+    steps = jnp.arange(EXERCISE_STEPS)
+    noise = jax.vmap(lambda i: step_noise(key, i))(steps)
+    momentum, _ = jax.lax.scan(hoisted_step(positive(weights)),
+                               jnp.zeros(STATE), noise)
+    return momentum
+
+
+def _exercise_inputs(seed: int) -> tuple[Weights, jax.Array]:
+    key_w, key = jax.random.split(jax.random.key(seed))
+    return init_weights(key_w), key
+
+
+def loop_launches(text: str) -> int | None:
+    """Kernels one step of the step loop launches (None: no loop)."""
+    main = _main_loop(text, EXERCISE_STEPS)
+    return None if main is None else _kernels_per_iteration(main)
+
+
+@functools.lru_cache(maxsize=1)
+def _starter_launches() -> int:
+    text = hlo.compiled_text(starter, *_exercise_inputs(0))
+    return loop_launches(text)
+
+
+def _fewer_launches(text: str) -> bool | str:
+    loops = hlo.while_loops(text)
+    if any(w.trip_count is None for w in loops):
+        return ("a loop's trip count is unknown when compiling, so every "
+                "step also runs its condition and waits for it")
+    per_step = loop_launches(text)
+    if per_step is None:
+        return True  # no step loop left (one kernel, say)
+    limit = _starter_launches() - 1
+    if per_step > limit:
+        return (f"{per_step} kernels per step; the starter has "
+                f"{_starter_launches()}, aim for at most {limit}")
+    return True
+
+
+fewer_launches = Exercise(
+    "Exercise 3.1: fewer launches per step",
+    [matches_reference(starter, [_exercise_inputs(s) for s in (0, 1)],
+                       rtol=1e-4, atol=1e-5,
+                       hint="Draw exactly the same numbers: step i's noise "
+                            "comes from fold_in(key, i)."),
+     hlo_fact("a static loop with fewer kernels per step than the starter",
+              _fewer_launches, _exercise_inputs(0),
+              hint="Which work in the body does not depend on the "
+                   "momentum? It can all happen before the loop.")],
+    hints=["jax.vmap(lambda i: step_noise(key, i))(jnp.arange(n)) draws "
+           "every step's noise in one go.",
+           "jax.lax.scan over that noise gives a loop whose body is only "
+           "the MLP."])
+
+
+# --- Exercise 3.2: a step fused_scan accepts ---------------------------------
+
+TAPS = 4  # the filter below remembers the last TAPS inputs
+
+
+def filter_reference(history: jax.Array, x: jax.Array
+                     ) -> tuple[jax.Array, jax.Array]:
+    """A step of a moving-average filter with a shift register: drop the
+    oldest input, append ``x``, output the mean. Written with a slice and a
+    concatenation, which Triton cannot compile."""
+    history = jnp.concatenate([history[1:], x[None]])
+    return history, jnp.tanh(history.mean())
+
+
+def filter_starter(history: jax.Array, x: jax.Array
+                   ) -> tuple[jax.Array, jax.Array]:
+    """Exercise 3.2 starter: the reference step itself."""
+    return filter_reference(history, x)
+
+
+def filter_solution(history: jax.Array, x: jax.Array
+                    ) -> tuple[jax.Array, jax.Array]:
+    """Exercise 3.2: the same shift written as a product with a shift
+    matrix plus ``x`` placed by a mask: elementwise ops, a dot, a sum."""
+    shift = jnp.eye(TAPS, k=1, dtype=history.dtype)  # moves i+1 to i
+    last = jnp.arange(TAPS) == TAPS - 1
+    history = shift @ history + jnp.where(last, x, 0.0)
+    return history, jnp.tanh(history.mean())
+
+
+def _filter_cases() -> list[tuple[jax.Array, jax.Array]]:
+    rng = np.random.default_rng(3)
+    return [(jnp.asarray(rng.normal(size=TAPS), jnp.float32),
+             jnp.asarray(rng.normal(size=n), jnp.float32)) for n in (5, 40)]
+
+
+def _accepted_by_fused_scan(step: Callable[..., Any]) -> Outcome:
+    name = "fused_scan accepts the step (checked against Triton)"
+    history, xs = _filter_cases()[0]
+    try:
+        fused_scan(step, history, xs)
+    except NotImplementedError as err:
+        return Outcome(name, "fail", str(err).split(". ")[0],
+                       "Slices and concatenations have no Triton lowering: "
+                       "move elements with a matrix product or a mask.")
+    except Exception as err:
+        return Outcome(name, "fail", f"{type(err).__name__}: {err}")
+    return Outcome(name, "pass", "the kernel lowers to Triton IR")
+
+
+def _same_as_lax_scan(step: Callable[..., Any]) -> Outcome:
+    check = matches_reference(
+        lambda h, xs: jax.lax.scan(filter_reference, h, xs),
+        _filter_cases(), rtol=1e-5, atol=1e-6)
+    return check(lambda h, xs: fused_scan(step, h, xs, check=False))
+
+
+fused_step = Exercise(
+    "Exercise 3.2: a step fused_scan accepts",
+    [_accepted_by_fused_scan, _same_as_lax_scan],
+    hints=["`jnp.eye(n, k=1)` is a matrix that shifts a vector by one.",
+           "`jnp.where(index == n - 1, x, 0.0)` puts x in the last slot."])
+
+
+def _main(argv: list[str]) -> None:
+    """``python -m helpers.workbook.launches [--steps N] [--repeat R]
+    NAME...``: print `measure`'s rows as one JSON line."""
+    steps, repeat, names = STEPS, 20, []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--steps":
+            steps = int(next(args))
+        elif arg == "--repeat":
+            repeat = int(next(args))
+        else:
+            names.append(arg)
+    print(json.dumps(measure(names or None, steps=steps, repeat=repeat)))
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
