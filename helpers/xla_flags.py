@@ -53,21 +53,31 @@ def unknown(flags: list[str], timeout: float = 120.0) -> list[str]:
 
 def _accepted(flag: str, timeout: float) -> bool:
     # XLA reports a flag that needs a value but has none (an int or string
-    # flag written bare) as unknown too, so a bare name is also tried "=0".
-    tries = [flag] if "=" in flag else [flag, f"{flag}=0"]
-    return any(_starts_with(attempt, timeout) for attempt in tries)
+    # flag written bare) as unknown too, so a bare name is also tried with
+    # an empty value (lists, strings) and "=0" (numbers, booleans).
+    tries = [flag] if "=" in flag else [flag, f"{flag}=", f"{flag}=0"]
+    outcomes = {}
+    for attempt in tries:
+        outcomes[attempt] = _start_with(attempt, timeout)
+        if outcomes[attempt] == "ok":
+            return True
+    failures = {a: o for a, o in outcomes.items() if o != "unknown"}
+    if len(failures) == len(tries):  # not about flags at all
+        raise RuntimeError(
+            "starting JAX failed for another reason than an unknown flag:\n"
+            + "\n".join(f"XLA_FLAGS={a!r}: {o}" for a, o in failures.items()))
+    # XLA parsed the name and rejected only the value: the flag exists.
+    return bool(failures)
 
 
-def _starts_with(flags: str, timeout: float) -> bool:
-    """True when JAX starts with XLA_FLAGS=flags; False on an unknown flag."""
+def _start_with(flags: str, timeout: float) -> str:
+    """'ok' when JAX starts with XLA_FLAGS=flags, 'unknown' when XLA
+    rejects a flag as unknown, else the child's output."""
     env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}
     child = subprocess.run(
         [sys.executable, "-c", "import jax; jax.devices()"], env=env,
         capture_output=True, text=True, timeout=timeout)
     output = child.stdout + child.stderr
     if _UNKNOWN.search(output):
-        return False
-    if child.returncode != 0:
-        raise RuntimeError(f"starting JAX with XLA_FLAGS={flags!r} failed "
-                           f"for another reason:\n{output[-2000:]}")
-    return True
+        return "unknown"
+    return "ok" if child.returncode == 0 else output[-2000:]

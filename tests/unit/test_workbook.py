@@ -3,7 +3,7 @@ the intended hint."""
 
 import pytest
 
-from helpers.workbook import fusion, measuring, using
+from helpers.workbook import fusion, launches, measuring, using
 
 EXERCISES = [
     (using.root_mean_square, using.solution, using.starter,
@@ -16,6 +16,10 @@ EXERCISES = [
      "rows of at least 32"),
     (fusion.predict_kind, fusion.predict_solution, fusion.predict_starter,
      "powers of two"),
+    (launches.fewer_launches, launches.solution, launches.starter,
+     "does not depend on the momentum"),
+    (launches.fused_step, launches.filter_solution, launches.filter_starter,
+     "matrix product or a mask"),
 ]
 
 

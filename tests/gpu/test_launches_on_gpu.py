@@ -1,0 +1,53 @@
+"""Chapter 3 on a GPU: the variants' launch counts, the fused loop as one
+kernel, and both exercises' solutions passing their checks."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from helpers import hlo
+from helpers.workbook import launches
+
+pytestmark = pytest.mark.gpu
+
+WEIGHTS = launches.init_weights(jax.random.key(0))
+KEY = jax.random.key(1)
+STEPS = 500
+
+
+def test_fused_variant_is_one_kernel_and_agrees_with_scan():
+    assert hlo.while_loops(launches.fused, WEIGHTS, KEY, STEPS) == []
+    assert len(hlo.custom_calls(launches.fused, WEIGHTS, KEY, STEPS)) == 1
+    np.testing.assert_allclose(
+        launches.fused(WEIGHTS, KEY, STEPS),
+        launches.scan_hoisted(WEIGHTS, KEY, STEPS), rtol=1e-5)
+
+
+def test_static_bound_skips_the_condition():
+    traced = launches.launches_per_step(launches.while_traced, WEIGHTS, KEY,
+                                        jnp.int32(STEPS))
+    static = launches.launches_per_step(launches.while_static, WEIGHTS, KEY,
+                                        STEPS)
+    assert traced > static
+
+
+def test_noise_outside_the_loop_launches_less():
+    split = launches.launches_per_step(launches.scan_split, WEIGHTS, KEY,
+                                       STEPS)
+    outside = launches.launches_per_step(launches.scan_noise, WEIGHTS, KEY,
+                                         STEPS)
+    assert outside < split
+
+
+def test_profile_counts_one_launch_for_the_fused_loop(tmp_path):
+    per_step = launches.profiled_launches(launches.fused, WEIGHTS, KEY,
+                                          STEPS, steps=STEPS,
+                                          folder=str(tmp_path))
+    assert 0 < per_step * STEPS <= 4  # the kernel, perhaps a copy or two
+
+
+def test_exercise_solutions_pass_on_the_gpu():
+    assert launches.fewer_launches.check(launches.solution).passed
+    assert launches.fused_step.check(launches.filter_solution).passed
+    assert not launches.fewer_launches.check(launches.starter).passed

@@ -1,0 +1,89 @@
+"""Chapter 3's program: the variants compute the same thing, the launch
+counts read from HLO move the way the chapter says, and the measuring
+functions return the rows it plots."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from helpers.workbook import launches
+
+WEIGHTS = launches.init_weights(jax.random.key(0))
+KEY = jax.random.key(1)
+STEPS = 64
+
+
+def run(name, steps=STEPS):
+    variant = launches.VARIANTS[name]
+    bound = jnp.int32(steps) if variant is launches.while_traced else steps
+    return np.asarray(variant(WEIGHTS, KEY, bound))
+
+
+@pytest.mark.parametrize("group", launches.SAME_NOISE)
+def test_variants_with_the_same_noise_agree(group):
+    first = run(group[0])
+    for name in group[1:]:
+        np.testing.assert_allclose(run(name), first, rtol=1e-5,
+                                   err_msg=name)
+
+
+def test_float64_weights_give_a_float64_state():
+    with jax.enable_x64(True):
+        weights = launches.init_weights(KEY, dtype=jnp.float64)
+        assert launches.scan_hoisted(weights, KEY, 8).dtype == jnp.float64
+
+
+def test_launch_counts_follow_the_fixes():
+    per_step = {name: launches.launches_per_step(
+        variant, WEIGHTS, KEY,
+        jnp.int32(STEPS) if variant is launches.while_traced else STEPS)
+        for name, variant in launches.VARIANTS.items()}
+    # the unknown trip count adds the condition to every step
+    assert per_step["while, traced bound"] == \
+        per_step["while, static bound"] + 1
+    # the random numbers leave the loop
+    assert per_step["scan, noise outside"] < per_step["scan, split per step"]
+
+
+def test_unrolling_divides_launches_per_step():
+    one = launches.launches_per_step(launches.scan_hoisted, WEIGHTS, KEY,
+                                     STEPS)
+    eight = launches.launches_per_step(launches.scan_hoisted, WEIGHTS, KEY,
+                                       STEPS, unroll=8)
+    assert eight < one
+
+
+def test_measure_returns_a_row_per_variant_and_dtype():
+    rows = launches.measure(["scan, softplus hoisted"], steps=STEPS,
+                            repeat=2)
+    assert [(r["variant"], r["dtype"]) for r in rows] == [
+        ("scan, softplus hoisted", "float32"),
+        ("scan, softplus hoisted", "float64")]
+    assert all(r["us_per_step"] > 0 for r in rows)
+
+
+def test_grid_covers_every_setting():
+    rows = launches.measure_grid([16, 32], [1, 4], [12], repeat=1)
+    assert {(r["steps"], r["unroll"]) for r in rows} == {
+        (16, 1), (16, 4), (32, 1), (32, 4)}
+
+
+def test_goals_are_measured_in_one_run():
+    goals = launches.measure_goals(steps=16, chains=3, repeat=1)
+    assert set(goals["one_chain_s"]) == {
+        "gpu fused_scan", "gpu while, traced bound",
+        "cpu scan, softplus hoisted", "cpu while, traced bound"}
+    assert all(t > 0 for t in goals["many_chains_s"].values())
+
+
+def test_flags_run_in_a_fresh_process():
+    rows = launches.measure_with_flags("", ["while, static bound"],
+                                       steps=16, repeat=1)
+    assert {r["variant"] for r in rows} == {"while, static bound"}
+
+
+def test_a_failing_flag_run_says_which_flags():
+    with pytest.raises(RuntimeError, match="--not_a_flag"):
+        launches.measure_with_flags("--not_a_flag", ["while, static bound"],
+                                    steps=16, repeat=1)
