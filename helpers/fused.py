@@ -24,6 +24,7 @@ reason on a laptop too.
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable
 
 import jax
@@ -81,10 +82,26 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
         _refuse_unsupported(converted, init, x0, consts)
         _refuse_unlowerable(converted, length, reverse,
                             True if pad is None else pad, init, xs, consts)
-    interpret = (not env.on_gpu()) if interpret is None else interpret
+    interpret = _no_gpu_kernel() if interpret is None else interpret
     pad = (not interpret) if pad is None else pad
     return _scan(converted, length, reverse, interpret, pad, init, xs,
                  consts)
+
+
+def _no_gpu_kernel() -> bool:
+    """True when this machine cannot compile Pallas for its GPU: no GPU, or
+    one older than Pallas's Triton backend supports (a T4), which gets the
+    interpreter with a warning that says so."""
+    if not env.on_gpu():
+        return True
+    support = env.capabilities()["Pallas (Triton backend)"]
+    if support == "yes":
+        return False
+    warnings.warn(f"fused_scan: Pallas cannot compile for this GPU "
+                  f"({support.removeprefix('no: ')}); running the loop in "
+                  "Pallas's interpreter, which is correct but not one "
+                  "fast kernel.", stacklevel=3)
+    return True
 
 
 def _hoist_constants(step: Step, init: Any, x0: Any

@@ -198,3 +198,12 @@ def test_unpadded_odd_shapes_are_refused_with_triton_reason():
 def test_triton_modules_needs_a_kernel():
     with pytest.raises(ValueError, match="no pallas_call"):
         pallas_ir.triton_modules(jnp.sin, jnp.ones(4))
+
+
+def test_a_gpu_too_old_for_pallas_gets_the_interpreter(monkeypatch):
+    from helpers import env
+    monkeypatch.setattr(env, "on_gpu", lambda: True)
+    monkeypatch.setattr(env, "gpu_arch", lambda: (7, 5))  # a T4
+    with pytest.warns(UserWarning, match=r"compute capability 8\.0.*7\.5"):
+        got = fused_scan(mlp_step, INIT, XS)
+    assert_trees_close(got, jax.lax.scan(mlp_step, INIT, XS))
