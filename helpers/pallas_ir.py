@@ -22,6 +22,10 @@ import jax
 from jax.extend import core as jex_core
 
 
+# Lower for an H100 (9.0), what Pallas itself assumes without a GPU.
+COMPUTE_CAPABILITY = 90
+
+
 class LoweringUnavailable(RuntimeError):
     """This jax does not expose the Pallas-to-Triton lowering we use."""
 
@@ -69,8 +73,9 @@ def triton_modules(fn: Callable[..., Any], *args: Any) -> list[str]:
 
 def _lower(lowering: Any, params: dict[str, Any], context: Any) -> str:
     try:
-        result = lowering.lower_jaxpr_to_triton_module(params["jaxpr"], params["grid_mapping"], "cuda", 90,
-                       mlir_ctx=context)
+        result = lowering.lower_jaxpr_to_triton_module(
+            params["jaxpr"], params["grid_mapping"], "cuda",
+            COMPUTE_CAPABILITY, mlir_ctx=context)
     except (TypeError, AttributeError, KeyError) as err:
         raise LoweringUnavailable(f"this jax ({jax.__version__}) lowers "
                                   f"Pallas differently: {err}") from err
