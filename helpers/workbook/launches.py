@@ -150,6 +150,12 @@ VARIANTS: dict[str, Callable[..., jax.Array]] = {
 SAME_NOISE = [list(VARIANTS)[:3], list(VARIANTS)[3:]]
 
 
+def steps_argument(variant: Callable[..., jax.Array], steps: int) -> Any:
+    """How ``variant`` takes its step count: a traced int32 array for the
+    thread's while loop, a static Python int for every other variant."""
+    return jnp.int32(steps) if variant is while_traced else steps
+
+
 def many_chains(variant: Callable[..., jax.Array], weights: Weights,
                 keys: jax.Array, steps: int) -> jax.Array:
     """``variant`` on independent chains, one per key: (chains, 1)."""
@@ -203,8 +209,7 @@ def measure(names: list[str] | None = None, *, steps: int = STEPS,
             key = jax.random.key(1)
             for name in names or list(VARIANTS):
                 variant = VARIANTS[name]
-                bound = jnp.int32(steps) if variant is while_traced \
-                    else steps
+                bound = steps_argument(variant, steps)
                 timing = bench.benchmark(variant, weights, key, bound,
                                          repeat=repeat, name=name)
                 rows.append({
@@ -265,7 +270,7 @@ def measure_variants_on_gpu(folder: str, *, steps: int = STEPS
     weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
     profiled = {}
     for name, variant in VARIANTS.items():
-        bound = jnp.int32(steps) if variant is while_traced else steps
+        bound = steps_argument(variant, steps)
         profiled[name] = profiled_launches(
             variant, weights, key, bound, steps=steps,
             folder=os.path.join(folder, str(len(profiled))))
