@@ -255,10 +255,9 @@ def profiled_launches(variant: Callable[..., jax.Array], *args: Any,
                       steps: int, folder: str) -> float:
     """Kernels per step counted in a `jax.profiler` trace of one call:
     the device's events over the number of steps (GPU only)."""
-    block = bench.block
-    block(variant(*args))  # compile outside the trace
+    bench.block(variant(*args))  # compile outside the trace
     with jax.profiler.trace(folder):
-        block(variant(*args))
+        bench.block(variant(*args))
     return len(trace.device_events(trace.load(folder))) / steps
 
 

@@ -16,8 +16,8 @@ STEPS = 64
 
 def run(name, steps=STEPS):
     variant = launches.VARIANTS[name]
-    bound = jnp.int32(steps) if variant is launches.while_traced else steps
-    return np.asarray(variant(WEIGHTS, KEY, bound))
+    return np.asarray(variant(WEIGHTS, KEY,
+                              launches.steps_argument(variant, steps)))
 
 
 @pytest.mark.parametrize("group", launches.SAME_NOISE)
@@ -36,8 +36,7 @@ def test_float64_weights_give_a_float64_state():
 
 def test_launch_counts_follow_the_fixes():
     per_step = {name: launches.launches_per_step(
-        variant, WEIGHTS, KEY,
-        jnp.int32(STEPS) if variant is launches.while_traced else STEPS)
+        variant, WEIGHTS, KEY, launches.steps_argument(variant, STEPS))
         for name, variant in launches.VARIANTS.items()}
     # the unknown trip count adds the condition to every step
     assert per_step["while, traced bound"] == \
