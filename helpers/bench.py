@@ -217,10 +217,7 @@ def benchmark(fn: Callable[..., Any], *args: Any, warmup: int = 3,
         raise TypeError(f"benchmark needs a function to call; got a "
                         f"{type(fn).__name__}. Pass the function itself, "
                         "not the result of calling it.")
-    for label, value, least in (("repeat", repeat, 1), ("warmup", warmup, 0)):
-        if not isinstance(value, int) or value < least:
-            raise ValueError(f"{label} must be an integer >= {least}; "
-                             f"got {value!r}.")
+    _check_counts(repeat, warmup)
     arg_sets = _argument_sets(args, rotate)
     label = name or getattr(fn, "__name__", None) or repr(fn)
 
@@ -240,6 +237,14 @@ def benchmark(fn: Callable[..., Any], *args: Any, warmup: int = 3,
     return Timing(name=label, times=tuple(times), compile_s=compile_s)
 
 
+def _check_counts(repeat: Any, warmup: Any) -> None:
+    """Clear errors for a repeat or warmup that is not a count."""
+    for label, value, least in (("repeat", repeat, 1), ("warmup", warmup, 0)):
+        if not isinstance(value, int) or value < least:
+            raise ValueError(f"{label} must be an integer >= {least}; "
+                             f"got {value!r}.")
+
+
 def _argument_sets(args: tuple[Any, ...],
                    rotate: Sequence[Sequence[Any]] | None
                    ) -> list[tuple[Any, ...]]:
@@ -253,3 +258,68 @@ def _argument_sets(args: tuple[Any, ...],
     if not sets:
         raise ValueError("rotate must hold at least one argument tuple.")
     return sets
+
+
+ORDERS = ("random", "alternating", "blocked")
+
+
+def interleaved(fns: dict[str, Callable[..., Any]], *args: Any,
+                repeat: int = 20, warmup: int = 3, order: str = "random",
+                seed: int = 0,
+                clock: Callable[[], float] = time.perf_counter
+                ) -> dict[str, Timing]:
+    """Time several functions on the same arguments, runs mixed in time.
+
+    A machine drifts: clocks boost and throttle, caches and other processes
+    come and go. Timing version A for a minute and then version B for a
+    minute measures the drift as well as the versions. Mixing the runs
+    spreads any drift evenly over both, which is what `helpers.stats`'s
+    tests assume.
+
+    Args:
+        fns: a name for each function to time.
+        *args: the arguments every function is called with.
+        repeat: timed calls per function.
+        warmup: untimed calls per function after its first (compiling) one.
+        order: ``'random'`` shuffles all timed calls (the safe default);
+            ``'alternating'`` runs ABAB...; ``'blocked'`` runs all of A,
+            then all of B (the mistake, kept to show it).
+        seed: seeds the shuffle.
+        clock: a function returning seconds; tests pass a fake one.
+
+    Returns:
+        A `Timing` per name, each sample in the order it was taken.
+
+    Example:
+        >>> f = jax.jit(lambda x: x * 2)
+        >>> t = interleaved({"a": f, "b": f}, jnp.ones(100), repeat=5)
+        >>> sorted(t), t["a"].n
+        (['a', 'b'], 5)
+    """
+    if not fns or not all(callable(f) for f in fns.values()):
+        raise TypeError("interleaved needs a dict of name -> function, e.g. "
+                        "{'einsum': f, 'matmul': g}.")
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}; got {order!r}.")
+    _check_counts(repeat, warmup)
+    first = {}
+    for name, f in fns.items():  # compile and warm up each, untimed
+        start = clock()
+        block(f(*args), name)
+        first[name] = clock() - start
+        for _ in range(warmup):
+            block(f(*args), name)
+    names = list(fns)
+    if order == "blocked":
+        schedule = [name for name in names for _ in range(repeat)]
+    else:
+        schedule = names * repeat
+        if order == "random":
+            np.random.default_rng(seed).shuffle(schedule)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for name in schedule:
+        start = clock()
+        block(fns[name](*args), name)
+        times[name].append(clock() - start)
+    return {name: Timing(name, tuple(times[name]), first[name])
+            for name in names}

@@ -8,18 +8,30 @@ event, with the process and thread names resolved, so a chapter can ask
 "how long did the GPU spend in kernels?" with pandas.
 
 On a GPU, kernels appear under a process named ``/device:GPU:0`` (one
-thread per CUDA stream); host work under ``/host:CPU``.
+thread per CUDA stream); host work under ``/host:CPU``. A GPU kernel's
+arguments name the HLO instruction it runs (``hlo_op``) and, usually, the
+JAX source path of that instruction (``name``, e.g.
+``jit(f)/attn_q_k/dot_general``), which holds the `jax.named_scope` names.
+Where the path is missing (on a CPU; for kernels inside a CUDA graph,
+openxla/xprof#3070), `attach_scopes` fills it from the compiled HLO's
+metadata. `query` asks the same questions in SQL through Perfetto's
+TraceProcessor, the tool the Perfetto UI is built on.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
 
-COLUMNS = ["name", "process", "thread", "start_us", "dur_us", "args"]
+from helpers import hlo
+
+COLUMNS = ["name", "process", "thread", "start_us", "dur_us", "hlo_op",
+           "scope", "args"]
+SCOPE_KEYS = ("name", "tf_op")  # event arguments that carry the JAX path
 
 
 def trace_file(profile_dir: str | Path) -> Path:
@@ -46,9 +58,11 @@ def load(profile_dir: str | Path) -> pd.DataFrame:
     """One row per complete event of the newest trace under ``profile_dir``.
 
     Returns:
-        A DataFrame with columns ``name``, ``process``, ``thread``,
-        ``start_us``, ``dur_us`` (microseconds) and ``args`` (the event's
-        argument dict), sorted by start time.
+        A DataFrame with columns ``name``, ``process``, ``thread`` (on a
+        GPU, the CUDA stream), ``start_us``, ``dur_us`` (microseconds),
+        ``hlo_op`` (the HLO instruction, or ``''``), ``scope`` (the JAX
+        source path, or ``''``) and ``args`` (the event's argument dict),
+        sorted by start time.
 
     Raises:
         FileNotFoundError: no trace there.
@@ -69,6 +83,8 @@ def load(profile_dir: str | Path) -> pd.DataFrame:
              "thread": threads.get((e.get("pid"), e.get("tid")),
                                    str(e.get("tid"))),
              "start_us": float(e["ts"]), "dur_us": float(e.get("dur", 0)),
+             "hlo_op": str(e.get("args", {}).get("hlo_op", "")),
+             "scope": _scope(e.get("args", {})),
              "args": e.get("args", {})}
             for e in events if e.get("ph") == "X" and "ts" in e]
     if not rows:
@@ -76,6 +92,15 @@ def load(profile_dir: str | Path) -> pd.DataFrame:
                          "block may have run nothing.")
     return pd.DataFrame(rows, columns=COLUMNS).sort_values(
         "start_us", ignore_index=True)
+
+
+def _scope(args: dict) -> str:
+    """The JAX source path among an event's arguments, or ``''``."""
+    for key in SCOPE_KEYS:
+        value = str(args.get(key, ""))
+        if "/" in value:  # "jit(f)/scope/op": a path, not a bare name
+            return value
+    return ""
 
 
 def _names(events: list[dict]) -> tuple[dict, dict]:
@@ -112,3 +137,140 @@ def kernel_events(events: pd.DataFrame,
     if not on_device.empty or not kernel_names:
         return on_device
     return events[events["name"].isin(kernel_names)]
+
+
+def attach_scopes(events: pd.DataFrame, hlo_text: str) -> pd.DataFrame:
+    """Fill in missing scopes from the compiled module's metadata.
+
+    Each event is looked up by its ``hlo_op`` (GPU kernels) or, failing
+    that, its name (the CPU runtime names its events after the HLO
+    instruction) in `helpers.hlo.op_names`.
+
+    Args:
+        events: a frame from `load`.
+        hlo_text: ``jax.jit(f).lower(...).compile().as_text()`` of the
+            function that ran.
+
+    Returns:
+        A copy of ``events`` with ``scope`` filled where it was empty and
+        the instruction is found.
+    """
+    paths = hlo.op_names(hlo_text)
+    filled = events.copy()
+    missing = filled["scope"] == ""
+    keys = filled["hlo_op"].where(filled["hlo_op"] != "", filled["name"])
+    filled.loc[missing, "scope"] = keys[missing].map(paths).fillna("")
+    return filled
+
+
+def in_scope(events: pd.DataFrame, scope: str) -> pd.DataFrame:
+    """The events whose JAX path has ``scope`` as one of its parts.
+
+    ``'attn_q_k'`` matches ``jit(f)/attn_q_k/dot_general`` and
+    ``jvp(attn_q_k)/...``, not ``jit(f)/attn_q_k2/...``.
+    """
+    if not scope or "/" in scope:
+        raise ValueError(f"scope must be one jax.named_scope name such as "
+                         f"'attn_q_k'; got {scope!r}.")
+    part = rf"(?:^|[/(]){re.escape(scope)}(?:$|[/)])"
+    return events[events["scope"].str.contains(part, regex=True)]
+
+
+def scope_sql(scope: str) -> str:
+    """Perfetto SQL for "the kernels in this named scope", the question
+    `in_scope` answers in pandas: same rows, same columns.
+
+    Perfetto stores timestamps in nanoseconds and an event's arguments
+    under ``args.<key>``; ``EXTRACT_ARG`` reads one.
+    """
+    if not re.fullmatch(r"[\w.\-]+", scope or ""):
+        raise ValueError(f"scope must be one jax.named_scope name (letters, "
+                         f"digits, '_', '.', '-'); got {scope!r}.")
+    return f"""
+SELECT slice.name AS name, thread.name AS thread,
+       slice.ts / 1e3 AS start_us, slice.dur / 1e3 AS dur_us,
+       EXTRACT_ARG(slice.arg_set_id, 'args.name') AS scope
+FROM slice
+JOIN thread_track ON slice.track_id = thread_track.id
+JOIN thread USING (utid)
+JOIN process USING (upid)
+WHERE process.name LIKE '/device:%'
+  AND EXTRACT_ARG(slice.arg_set_id, 'args.name') LIKE '%{scope}%'
+ORDER BY slice.ts
+"""
+
+
+def query(profile_dir: str | Path, sql: str, *,
+          binary: str | Path | None = None) -> pd.DataFrame:
+    """Run Perfetto SQL on the newest trace under ``profile_dir``.
+
+    Needs Perfetto's Python package (``pip install perfetto``) and its
+    ``trace_processor_shell`` program, which the package downloads on
+    first use; offline, fetch it elsewhere (https://get.perfetto.dev/
+    trace_processor) and pass its path as ``binary``. `load` needs neither.
+
+    Returns:
+        The query's rows as a DataFrame.
+
+    Raises:
+        ImportError: the perfetto package is not installed.
+        RuntimeError: the trace processor could not be downloaded or run.
+    """
+    path = trace_file(profile_dir)
+    try:
+        from perfetto.trace_processor import (TraceProcessor,
+                                              TraceProcessorConfig)
+    except ImportError as err:
+        raise ImportError("trace.query needs Perfetto's Python package: "
+                          "pip install perfetto (trace.load needs nothing "
+                          "more than pandas).") from err
+    if binary is not None and not Path(binary).is_file():
+        raise FileNotFoundError(f"no trace processor program at {binary}.")
+    config = TraceProcessorConfig(bin_path=None if binary is None
+                                  else str(binary))
+    try:
+        processor = TraceProcessor(trace=str(path), config=config)
+    except Exception as err:  # download or start-up failed, many types
+        raise RuntimeError(
+            f"could not start Perfetto's trace processor ({err}). Offline? "
+            "Download trace_processor_shell from https://get.perfetto.dev/"
+            "trace_processor on a machine with network and pass "
+            "binary=its path.") from err
+    try:
+        return processor.query(sql).as_pandas_dataframe()
+    finally:
+        processor.close()
+
+
+def trim(profile_dir: str | Path, destination: str | Path) -> Path:
+    """Copy a profile keeping only its device events, to store as a fixture.
+
+    A GPU profile of a few steps holds tens of thousands of host events a
+    chapter never reads. This keeps the metadata events (process and
+    thread names) and the events of ``/device:`` processes, with their
+    arguments, in a folder that `load` and `query` read like the original.
+
+    Returns:
+        The trimmed trace file.
+
+    Raises:
+        ValueError: the profile holds no device events (it came from a
+            machine without a GPU).
+    """
+    source = trace_file(profile_dir)
+    payload = json.loads(gzip.open(source).read())
+    events = payload["traceEvents"]
+    processes, _ = _names(events)
+    device = {pid for pid, name in processes.items()
+              if str(name).startswith("/device:")}
+    kept = [e for e in events if e.get("ph") == "M" or
+            (e.get("ph") == "X" and e.get("pid") in device)]
+    if not any(e.get("ph") == "X" for e in kept):
+        raise ValueError(f"{source} holds no device events to keep: was it "
+                         "recorded on a machine without a GPU?")
+    target = Path(destination) / "plugins" / "profile" / "trimmed"
+    target.mkdir(parents=True, exist_ok=True)
+    out = target / source.name
+    with gzip.open(out, "wt") as fh:
+        json.dump({"traceEvents": kept}, fh)
+    return out

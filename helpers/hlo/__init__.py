@@ -5,7 +5,8 @@ that actually runs. This package turns that text into small Python records a
 chapter can print and a test can assert on:
 
 * `parsing`: compile a function, split the module text into computations,
-  read the module's input/output aliasing;
+  read the module's input/output aliasing and each instruction's source
+  path (``op_names``);
 * `kernels`: fusions and their emitter kinds, op counts, custom calls, the
   kernels one call launches, while loops and their trip counts;
 * `collectives`: all-reduce, all-gather and friends with their device
@@ -20,9 +21,9 @@ from helpers.hlo.kernels import (CustomCall, Fusion, WhileLoop, custom_calls,
                                  fusions, kernel_count, kernels, op_counts,
                                  while_loops)
 from helpers.hlo.parsing import (Alias, Instruction, aliases, compile,
-                                 compiled_text, parse)
+                                 compiled_text, op_names, parse)
 
 __all__ = ["Alias", "Collective", "CustomCall", "Fusion", "Instruction",
            "WhileLoop", "aliases", "collectives", "compile", "compiled_text",
            "custom_calls", "fusions", "kernel_count", "kernels", "op_counts",
-           "parse", "while_loops"]
+           "op_names", "parse", "while_loops"]

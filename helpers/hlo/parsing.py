@@ -158,6 +158,32 @@ def module(fn_or_text: Callable[..., Any] | str, args: tuple[Any, ...]
     return parse(module_text(fn_or_text, args))
 
 
+_OP_NAME = re.compile(r'op_name="(?P<op_name>[^"]*)"')
+
+
+def op_names(fn_or_text: Callable[..., Any] | str, *args: Any
+             ) -> dict[str, str]:
+    """Each instruction's ``op_name`` metadata: the JAX source path.
+
+    JAX records where each HLO instruction came from as a path such as
+    ``jit(f)/attn_q_k/dot_general``, ``jax.named_scope`` names included;
+    a fusion carries the path of the operation it was built around. A
+    profile names kernels after HLO instructions, so this dict is what
+    ties a kernel back to the scope in the source.
+
+    Returns:
+        ``{instruction name: op_name}`` over all computations, for the
+        instructions that have one.
+    """
+    found = {}
+    for instructions in module(fn_or_text, args).values():
+        for inst in instructions:
+            match = _OP_NAME.search(inst.attributes)
+            if match:
+                found[inst.name] = match["op_name"]
+    return found
+
+
 def attribute(instruction: Instruction, key: str) -> str | None:
     """The value of ``key=...`` on an instruction (one token), or None."""
     match = re.search(rf"\b{key}=%?([\w.\-$]+)", instruction.attributes)

@@ -127,3 +127,40 @@ def test_benchmark_rejects_outputs_that_are_not_arrays():
         benchmark(lambda: (jnp.ones(1), 3.0))
     with pytest.raises(TypeError, match="holds no arrays"):
         benchmark(lambda: None)
+
+
+def _counting_clock():
+    ticks = iter(range(10_000))
+    return lambda: float(next(ticks))
+
+
+def test_interleaved_times_every_function_in_the_chosen_order():
+    calls = []
+
+    def make(name):
+        def f(x):
+            calls.append(name)
+            return x
+        return f
+
+    fns = {"a": make("a"), "b": make("b")}
+    x = np.ones(3)
+    timings = bench.interleaved(fns, x, repeat=4, warmup=1,
+                                order="blocked", clock=_counting_clock())
+    assert calls[4:] == ["a"] * 4 + ["b"] * 4  # after 2 + 2 untimed calls
+    assert timings["a"].n == timings["b"].n == 4
+    calls.clear()
+    bench.interleaved(fns, x, repeat=3, warmup=0, order="alternating")
+    assert calls[2:] == ["a", "b"] * 3
+    calls.clear()
+    bench.interleaved(fns, x, repeat=50, warmup=0, order="random", seed=1)
+    timed = calls[2:]
+    assert sorted(timed) == ["a"] * 50 + ["b"] * 50
+    assert timed != ["a", "b"] * 50 and timed != sorted(timed)
+
+
+def test_interleaved_rejects_bad_arguments():
+    with pytest.raises(TypeError, match="dict of name -> function"):
+        bench.interleaved({"a": 3}, 1.0)
+    with pytest.raises(ValueError, match="order must be one of"):
+        bench.interleaved({"a": lambda x: x}, np.ones(1), order="ABBA")

@@ -224,3 +224,15 @@ def test_collectives_of_a_real_shard_map_on_four_cpu_devices():
 def test_bad_text_input_is_named():
     with pytest.raises(TypeError, match="takes HLO text"):
         hlo.parse(b"HloModule")
+
+
+def test_op_names_give_each_instruction_its_jax_path():
+    def f(x):
+        with jax.named_scope("project"):
+            return jnp.tanh(x @ x)
+
+    x = jnp.ones((8, 8))
+    paths = hlo.op_names(f, x)
+    assert any(p.endswith("/project/dot_general") for p in paths.values())
+    assert any(p.endswith("/project/tanh") for p in paths.values())
+    assert all(name for name in paths)

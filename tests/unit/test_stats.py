@@ -1,0 +1,129 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from helpers import bench, stats
+
+
+def _pairwise(a, b):
+    return np.subtract.outer(np.asarray(a), np.asarray(b)).ravel()
+
+
+def test_a_clear_difference_names_the_faster_side():
+    rng = np.random.default_rng(0)
+    fast, slow = rng.normal(1.0, 0.02, 40), rng.normal(1.2, 0.02, 40)
+    assert stats.compare(fast, slow).verdict == "a faster"
+    result = stats.compare(slow, fast)
+    assert result.verdict == "b faster"
+    assert result.p_value < 1e-10
+    assert result.ratio == pytest.approx(1.2, rel=0.02)
+    assert result.ratio_ci[0] < result.ratio < result.ratio_ci[1]
+    assert result.prob_a_faster == 0.0
+    assert "b faster" in str(result)
+
+
+def test_the_same_distribution_gives_no_verdict():
+    rng = np.random.default_rng(1)
+    result = stats.compare(rng.normal(1, 0.05, 50), rng.normal(1, 0.05, 50))
+    assert result.verdict == "no detectable difference"
+    assert result.p_value > 0.05
+    assert result.ratio_ci[0] < 1 < result.ratio_ci[1]
+
+
+def test_hodges_lehmann_is_the_median_of_all_differences():
+    rng = np.random.default_rng(2)
+    a, b = rng.gamma(2, 1, 37), rng.gamma(2, 1, 24) + 0.5
+    shift, (low, high) = stats.hodges_lehmann(a, b)
+    diffs = np.sort(_pairwise(a, b))
+    assert shift == pytest.approx(np.median(diffs), rel=1e-9)
+    # The interval's ends are order statistics of the differences.
+    assert np.min(np.abs(diffs - low)) < 1e-9
+    assert np.min(np.abs(diffs - high)) < 1e-9
+    assert low < shift < high
+
+
+def test_effect_size_counts_pairs_where_a_wins():
+    a, b = [1.0, 2.0, 3.0, 4.0, 5.0], [2.5, 3.5, 4.5, 5.5, 6.5]
+    wins = np.mean(_pairwise(a, b) < 0)
+    assert stats.compare(a, b).prob_a_faster == pytest.approx(wins)
+
+
+def test_shift_interval_covers_the_true_shift_95_percent_of_the_time():
+    rng = np.random.default_rng(3)
+    trials = 400
+    covered = 0
+    for _ in range(trials):
+        a, b = rng.normal(0, 1, 30), rng.normal(0.4, 1, 30)
+        _, (low, high) = stats.hodges_lehmann(a, b)
+        covered += low <= -0.4 <= high
+    # Binomial sampling error: not significantly below 95%.
+    test = scipy_stats.binomtest(covered, trials, 0.95, alternative="less")
+    assert test.pvalue > 0.01, covered / trials
+
+
+@pytest.mark.parametrize("spread", [0.02, 0.05, 0.10])
+def test_required_samples_finds_a_3_percent_difference_90_percent(spread):
+    rng = np.random.default_rng(4)
+    n = stats.required_samples(0.03, spread)
+    trials = 400
+    sigma = spread / 1.349  # a normal's IQR is 1.349 sigma
+    found = 0
+    for _ in range(trials):
+        a = rng.normal(1.0, sigma, n)
+        b = rng.normal(1.0, sigma, n) * 1.03
+        found += stats.compare(a, b, n_resamples=50).verdict == "a faster"
+    test = scipy_stats.binomtest(found, trials, 0.90, alternative="less")
+    assert test.pvalue > 0.01, (n, found / trials)
+
+
+def test_required_samples_grows_with_spread_and_shrinks_with_effect():
+    assert stats.required_samples(0.03, 0.05) == 38
+    assert (stats.required_samples(0.03, 0.02)
+            < stats.required_samples(0.03, 0.05)
+            < stats.required_samples(0.03, 0.10))
+    assert (stats.required_samples(0.10, 0.05)
+            < stats.required_samples(0.01, 0.05))
+    # A huge effect still needs a few runs before ranks can be significant.
+    assert stats.MIN_SAMPLES <= stats.required_samples(0.5, 0.01) <= 10
+
+
+def test_aa_trials_on_real_timings_keep_false_positives_at_alpha():
+    """The same function against itself, runs shuffled: a 'difference'
+    should be found in at most about 5% of 200 trials."""
+    f = jax.jit(lambda x: jnp.sin(x) @ x)
+    x = jnp.ones((32, 32))
+    trials = 200
+    false_positives = 0
+    for trial in range(trials):
+        times = bench.interleaved({"a": f, "b": f}, x, repeat=20,
+                                  warmup=0, seed=trial)
+        verdict = stats.compare(times["a"].times, times["b"].times,
+                                n_resamples=50).verdict
+        false_positives += verdict != "no detectable difference"
+    test = scipy_stats.binomtest(false_positives, trials, 0.05,
+                                 alternative="greater")
+    assert test.pvalue > 0.01, false_positives / trials
+
+
+@pytest.mark.parametrize("a, message", [
+    ([1.0, 2.0], "has 2 times; compare needs at least 5"),
+    ([1.0, 2.0, np.nan, 1.0, 1.0], "NaN or infinite"),
+    ([1.0, 2.0, 0.0, 1.0, 1.0], "times <= 0"),
+    (["fast"] * 5, "must be numbers"),
+])
+def test_bad_samples_get_clear_errors(a, message):
+    with pytest.raises(ValueError, match=message):
+        stats.compare(a, [1.0] * 5)
+
+
+def test_bad_settings_get_clear_errors():
+    with pytest.raises(ValueError, match="alpha is a probability"):
+        stats.compare([1.0] * 5, [1.0] * 5, alpha=5)
+    with pytest.raises(ValueError, match="rel_diff must be a positive"):
+        stats.required_samples(0, 0.05)
+    with pytest.raises(ValueError, match="spread must be a positive"):
+        stats.required_samples(0.03, float("nan"))
+    with pytest.raises(ValueError, match="power is a probability"):
+        stats.required_samples(0.03, 0.05, power=90)
