@@ -263,6 +263,31 @@ def _argument_sets(args: tuple[Any, ...],
 ORDERS = ("random", "alternating", "blocked")
 
 
+def schedule(names: list[str], calls: int, order: str, seed: int = 0
+             ) -> list[str]:
+    """The order in which to make ``calls`` calls of each name.
+
+    Args:
+        names: what is timed, e.g. ``['einsum', 'matmul']``.
+        calls: calls of each.
+        order: ``'random'`` (shuffled), ``'alternating'`` (ABAB...) or
+            ``'blocked'`` (AAA...BBB..., the design to avoid).
+        seed: seeds the shuffle.
+
+    Example:
+        >>> schedule(["a", "b"], 2, "alternating")
+        ['a', 'b', 'a', 'b']
+    """
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}; got {order!r}.")
+    if order == "blocked":
+        return [name for name in names for _ in range(calls)]
+    mixed = list(names) * calls
+    if order == "random":
+        np.random.default_rng(seed).shuffle(mixed)
+    return mixed
+
+
 def interleaved(fns: dict[str, Callable[..., Any]], *args: Any,
                 repeat: int = 20, warmup: int = 3, order: str = "random",
                 seed: int = 0,
@@ -299,9 +324,8 @@ def interleaved(fns: dict[str, Callable[..., Any]], *args: Any,
     if not fns or not all(callable(f) for f in fns.values()):
         raise TypeError("interleaved needs a dict of name -> function, e.g. "
                         "{'einsum': f, 'matmul': g}.")
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {ORDERS}; got {order!r}.")
     _check_counts(repeat, warmup)
+    schedule(list(fns), 1, order)  # checks the order before any work
     first = {}
     for name, f in fns.items():  # compile and warm up each, untimed
         start = clock()
@@ -310,14 +334,8 @@ def interleaved(fns: dict[str, Callable[..., Any]], *args: Any,
         for _ in range(warmup):
             block(f(*args), name)
     names = list(fns)
-    if order == "blocked":
-        schedule = [name for name in names for _ in range(repeat)]
-    else:
-        schedule = names * repeat
-        if order == "random":
-            np.random.default_rng(seed).shuffle(schedule)
     times: dict[str, list[float]] = {name: [] for name in names}
-    for name in schedule:
+    for name in schedule(names, repeat, order, seed):
         start = clock()
         block(fns[name](*args), name)
         times[name].append(clock() - start)

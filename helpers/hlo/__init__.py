@@ -9,6 +9,7 @@ chapter can print and a test can assert on:
   path (``op_names``);
 * `kernels`: fusions and their emitter kinds, op counts, custom calls, the
   kernels one call launches, while loops and their trip counts;
+* `compare`: whether two functions compile to the same program;
 * `collectives`: all-reduce, all-gather and friends with their device
   groups.
 
@@ -17,6 +18,7 @@ here) or the compiled HLO text itself.
 """
 
 from helpers.hlo.collectives import Collective, collectives
+from helpers.hlo.compare import canonical_lines, program_diff
 from helpers.hlo.kernels import (CustomCall, Fusion, WhileLoop, custom_calls,
                                  fusions, kernel_count, kernels, op_counts,
                                  while_loops)
@@ -24,6 +26,7 @@ from helpers.hlo.parsing import (Alias, Instruction, aliases, compile,
                                  compiled_text, op_names, parse)
 
 __all__ = ["Alias", "Collective", "CustomCall", "Fusion", "Instruction",
-           "WhileLoop", "aliases", "collectives", "compile", "compiled_text",
-           "custom_calls", "fusions", "kernel_count", "kernels", "op_counts",
-           "op_names", "parse", "while_loops"]
+           "WhileLoop", "aliases", "canonical_lines", "collectives",
+           "compile", "compiled_text", "custom_calls", "fusions",
+           "kernel_count", "kernels", "op_counts",
+           "op_names", "parse", "program_diff", "while_loops"]

@@ -41,6 +41,7 @@ class Instruction:
     operands: tuple[str, ...]
     attributes: str
     is_root: bool
+    operand_text: str = ""  # as written: "%a, %b", or "0" for parameter(0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,7 +135,8 @@ def parse(text: str) -> Module:
                 name=match["name"], op=match["op"],
                 shape=match["shape"].strip(),
                 operands=tuple(_OPERAND.findall(match["operands"])),
-                attributes=match["attrs"], is_root=bool(match["root"])))
+                attributes=match["attrs"], is_root=bool(match["root"]),
+                operand_text=match["operands"]))
     if "ENTRY" not in computations:
         raise ValueError("no ENTRY computation found: is this HLO module "
                          "text (compiled.as_text())?")

@@ -236,3 +236,32 @@ def test_op_names_give_each_instruction_its_jax_path():
     assert any(p.endswith("/project/dot_general") for p in paths.values())
     assert any(p.endswith("/project/tanh") for p in paths.values())
     assert all(name for name in paths)
+
+
+def test_einsum_and_matmul_compile_to_the_same_program():
+    q = jnp.ones((2, 4, 16, 8))
+
+    def by_einsum(q, k):
+        return jnp.einsum("bhts,bhqs->bhtq", q, k, optimize=True)
+
+    def by_matmul(q, k):
+        return jnp.matmul(q, k.swapaxes(-2, -1))
+
+    assert hlo.program_diff(by_einsum, by_matmul, q, q) == []
+    text = hlo.compiled_text(by_einsum, q, q)
+    assert hlo.program_diff(text, by_matmul, q, q) == []
+
+
+def test_program_diff_shows_the_differing_instruction():
+    x = jnp.ones(8)
+    diff = hlo.program_diff(jnp.sin, jnp.cos, x)
+    assert any(line.startswith("-") and "sine(" in line for line in diff)
+    assert any(line.startswith("+") and "cosine(" in line for line in diff)
+
+
+def test_canonical_lines_keep_parameter_order_and_drop_metadata():
+    x = jnp.ones(8)
+    first = hlo.canonical_lines(lambda a, b: a - b, x, x)
+    swapped = hlo.canonical_lines(lambda a, b: b - a, x, x)
+    assert first != swapped
+    assert not any("metadata" in line or "%" in line for line in first)

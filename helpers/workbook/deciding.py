@@ -1,0 +1,147 @@
+"""Chapter 4's exercise: decide which of two versions is faster.
+
+The learner writes ``decide(run)``: ``run('a')`` or ``run('b')`` performs
+one run of that version and returns its time in seconds; ``decide`` chooses
+how many runs of each to make and in what order, and returns
+`helpers.stats.compare`'s result. It is graded on a *simulated* machine
+whose answers are known exactly: runs are noisy, the first runs of each
+version are slow (warm-up), and the machine slows down as it heats up
+(drift), so a design that times all of one version and then all of the
+other blames the drift on the version that ran later.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from helpers import stats
+from helpers.exercises import Exercise, Outcome
+
+BUDGET = 2000        # runs the simulated machine allows per case
+SPREAD = 0.05        # IQR / median of one run's noise
+WARMUP_RUNS = 3      # the first runs of each version are slow ...
+WARMUP_FACTOR = 3.0  # ... by this factor
+HEATING = 0.08       # the machine ends up 8% slower ...
+HEATING_RUNS = 150   # ... with this time constant, in runs
+
+
+class BudgetExceeded(RuntimeError):
+    """``decide`` asked for more runs than the simulated machine allows."""
+
+
+class SimulatedMachine:
+    """Two versions whose true times are known, on a machine that warms up
+    and heats up. Calling it with ``'a'`` or ``'b'`` makes one run."""
+
+    def __init__(self, seconds_a: float, seconds_b: float, seed: int
+                 ) -> None:
+        self.seconds = {"a": seconds_a, "b": seconds_b}
+        self.runs = {"a": 0, "b": 0}
+        self._rng = np.random.default_rng(seed)
+
+    def __call__(self, version: str) -> float:
+        if version not in self.seconds:
+            raise ValueError(f"run() takes 'a' or 'b'; got {version!r}.")
+        total = sum(self.runs.values())
+        if total >= BUDGET:
+            raise BudgetExceeded(f"more than {BUDGET} runs; a 3% difference "
+                                 "needs far fewer.")
+        heat = 1 + HEATING * (1 - math.exp(-total / HEATING_RUNS))
+        cold = WARMUP_FACTOR if self.runs[version] < WARMUP_RUNS else 1.0
+        self.runs[version] += 1
+        noise = self._rng.normal(1.0, SPREAD / 1.349)
+        return self.seconds[version] * heat * cold * noise
+
+
+def starter(run: Callable[[str], float]) -> stats.Comparison:
+    """Time a, then b, 20 runs each, and compare."""
+    a = [run("a") for _ in range(20)]
+    b = [run("b") for _ in range(20)]
+    return stats.compare(a, b)
+
+
+def solution(run: Callable[[str], float]) -> stats.Comparison:
+    """Warm both up, estimate the spread from a pilot, then alternate
+    a and b for as many runs as `required_samples` asks for 3% (doubled,
+    since the pilot's spread is itself uncertain)."""
+    for _ in range(WARMUP_RUNS + 2):  # untimed: the first runs are slow
+        run("a")
+        run("b")
+    pilot = [run(version) for _ in range(20) for version in "ab"]
+    spread = np.subtract(*np.percentile(pilot, [75, 25])) / np.median(pilot)
+    n = 2 * stats.required_samples(0.03, float(spread))
+    a, b = [], []
+    for _ in range(n):
+        a.append(run("a"))
+        b.append(run("b"))
+    return stats.compare(a, b)
+
+
+# (seconds of a, seconds of b, the verdict a correct design reaches)
+CASES = [
+    (1.00e-3, 1.00e-3, "no detectable difference"),
+    (1.00e-3, 1.03e-3, "a faster"),
+    (1.03e-3, 1.00e-3, "b faster"),
+    (1.00e-3, 1.00e-3, "no detectable difference"),
+]
+SEEDS = (11, 12, 13, 14)
+
+
+def _case_criterion(index: int) -> Callable[[Callable[..., Any]], Outcome]:
+    seconds_a, seconds_b, expected = CASES[index]
+    truth = seconds_a / seconds_b
+    name = (f"case {index + 1}: a takes {seconds_a * 1e3:.2f} ms, b "
+            f"{seconds_b * 1e3:.2f} ms")
+
+    def criterion(decide: Callable[..., Any]) -> Outcome:
+        machine = SimulatedMachine(seconds_a, seconds_b, SEEDS[index])
+        try:
+            result = decide(machine)
+        except Exception as err:  # the learner's code may fail anyhow
+            return Outcome(name, "fail", f"decide raised "
+                           f"{type(err).__name__}: {err}",
+                           "Call run('a') / run('b') and return "
+                           "stats.compare(a_times, b_times).")
+        if not isinstance(result, stats.Comparison):
+            return Outcome(name, "fail", f"decide returned a "
+                           f"{type(result).__name__}",
+                           "Return what stats.compare returns.")
+        detail = (f"verdict {result.verdict!r} from {machine.runs['a']} + "
+                  f"{machine.runs['b']} runs; ratio CI "
+                  f"[{result.ratio_ci[0]:.3f}, {result.ratio_ci[1]:.3f}]")
+        if result.verdict != expected:
+            return Outcome(name, "fail", detail + f"; expected {expected!r}",
+                           _why(result.verdict))
+        if not result.ratio_ci[0] <= truth <= result.ratio_ci[1]:
+            return Outcome(name, "fail",
+                           detail + f" misses the true ratio {truth:.3f}",
+                           "Leave the slow first runs out, and mix a and b "
+                           "in time so drift cannot tilt the ratio.")
+        return Outcome(name, "pass", detail)
+
+    return criterion
+
+
+def _why(verdict: str) -> str:
+    """A hint for a wrong verdict: too few runs, or a biased design."""
+    if verdict == stats.VERDICTS[2]:
+        return ("Too few runs to see 3% through 5% noise "
+                "(stats.required_samples says how many), or drift cancelled "
+                "the difference: mix the runs of a and b in time.")
+    return ("A difference that is not there, or the wrong way round: does "
+            "the machine change while you measure? Mix the runs of a and b "
+            "in time.")
+
+
+which_is_faster = Exercise(
+    "Exercise 4.1: which is faster, and how sure are you?",
+    [_case_criterion(i) for i in range(len(CASES))],
+    hints=["The first few runs of each version are slow: run each a few "
+           "times before keeping any time.",
+           "The machine slows down as it runs. Timing all of a, then all "
+           "of b, blames that on b. Alternate a and b.",
+           "A 3% difference under 5% noise needs dozens of runs a side: "
+           "stats.required_samples(0.03, spread) says how many."])

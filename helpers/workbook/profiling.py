@@ -1,0 +1,230 @@
+"""Chapter 4 (Profiling and statistics): the attention block and its runs.
+
+The source article timed the two matrix products of a GPT-2 causal
+self-attention block, written once with ``jnp.einsum`` and once with
+``jnp.matmul``, from `jax.profiler` traces filtered by `jax.named_scope`.
+This module holds that block in plain JAX, runs versions of it inside one
+profile with each call marked, and turns the profile into one row per
+(version, call, scope) that `helpers.stats.compare` can read.
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from helpers import bench, env, stats, trace
+
+SCOPES = ("attn_q_k", "attn_att_v")  # the source's two named scopes
+
+
+def shape() -> dict[str, int]:
+    """Batch, sequence, width and heads: GPT-2 small's width and heads on a
+    GPU, a smaller block on a CPU so the chapter runs in seconds."""
+    return env.sizes(gpu=dict(batch=8, seq=256, n_embd=768, n_head=12),
+                     cpu=dict(batch=2, seq=64, n_embd=128, n_head=4))
+
+
+def init(key: jax.Array, batch: int, seq: int, n_embd: int, n_head: int
+         ) -> tuple[dict[str, jax.Array], jax.Array]:
+    """Random weights of the two projections and an input ``x``."""
+    k1, k2, k3 = jax.random.split(key, 3)
+    scale = n_embd ** -0.5
+    params = {
+        "c_attn_w": jax.random.normal(k1, (n_embd, 3 * n_embd)) * scale,
+        "c_attn_b": jnp.zeros(3 * n_embd),
+        "c_proj_w": jax.random.normal(k2, (n_embd, n_embd)) * scale,
+        "c_proj_b": jnp.zeros(n_embd),
+    }
+    return params, jax.random.normal(k3, (batch, seq, n_embd))
+
+
+def attention(params: dict[str, jax.Array], x: jax.Array, *, n_head: int,
+              use_einsum: bool) -> jax.Array:
+    """Causal self-attention of ``x`` (batch, seq, width), no dropout.
+
+    The two products the source compared sit in named scopes, so every
+    kernel they compile to carries ``attn_q_k`` or ``attn_att_v`` in its
+    path.
+    """
+    batch, seq, width = x.shape
+    qkv = x @ params["c_attn_w"] + params["c_attn_b"]
+    q, k, v = (t.reshape(batch, seq, n_head, width // n_head)
+               .swapaxes(1, 2) for t in jnp.split(qkv, 3, axis=-1))
+    with jax.named_scope("attn_q_k"):
+        if use_einsum:
+            att = jnp.einsum("bhts,bhqs->bhtq", q, k, optimize=True)
+        else:
+            att = jnp.matmul(q, k.swapaxes(-2, -1))
+        att = att / jnp.sqrt(k.shape[-1])
+    causal = jnp.tril(jnp.ones((seq, seq), dtype=bool))
+    att = jax.nn.softmax(jnp.where(causal, att, -jnp.inf), axis=-1)
+    with jax.named_scope("attn_att_v"):
+        if use_einsum:
+            y = jnp.einsum("bhts,bhsq->bhtq", att, v, optimize=True)
+        else:
+            y = jnp.matmul(att, v)
+    y = y.swapaxes(1, 2).reshape(batch, seq, width)
+    return y @ params["c_proj_w"] + params["c_proj_b"]
+
+
+def versions(n_head: int) -> dict[str, Callable[..., jax.Array]]:
+    """The two jitted spellings of the block, by name."""
+    return {name: jax.jit(functools.partial(attention, n_head=n_head,
+                                            use_einsum=use_einsum))
+            for name, use_einsum in (("einsum", True), ("matmul", False))}
+
+
+def profile_calls(fns: dict[str, Callable[..., Any]], *args: Any,
+                  calls: int = 20, order: str = "alternating",
+                  folder: str | None = None) -> pd.DataFrame:
+    """Run each function ``calls`` times inside one profile; return the
+    kernels in `SCOPES`, each labelled with the call it belongs to.
+
+    Every call runs in a `jax.profiler.TraceAnnotation` named
+    ``"<name>#<i>"`` and waits for its result, so a kernel belongs to the
+    annotation whose span holds its start.
+
+    Returns:
+        One row per kernel: ``version``, ``call``, ``scope`` (one of
+        `SCOPES`), ``name`` and ``dur_us``.
+    """
+    for fn in fns.values():  # compile outside the profile
+        bench.block(fn(*args))
+    folder = folder or tempfile.mkdtemp(prefix="profile-")
+    counts = dict.fromkeys(fns, 0)
+    with jax.profiler.trace(folder):
+        for name in bench.schedule(list(fns), calls, order):
+            with jax.profiler.TraceAnnotation(f"{name}#{counts[name]}"):
+                bench.block(fns[name](*args))
+            counts[name] += 1
+    events = trace.load(folder)
+    for fn in fns.values():
+        events = trace.attach_scopes(events, fn.lower(*args).compile()
+                                     .as_text())
+    return _label(events, list(fns))
+
+
+def _label(events: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Kernels in `SCOPES`, with the version and call of the annotation
+    that holds each one's start."""
+    pattern = rf"^(?:{'|'.join(names)})#\d+$"
+    marks = events[events["name"].str.match(pattern)].sort_values("start_us")
+    marks = marks.assign(end_us=marks["start_us"] + marks["dur_us"])
+    rows = []
+    for scope in SCOPES:
+        kernels = trace.in_scope(events, scope).sort_values("start_us")
+        placed = pd.merge_asof(kernels, marks[["start_us", "end_us", "name"]]
+                               .rename(columns={"name": "mark"}),
+                               on="start_us", direction="backward")
+        placed = placed[placed["start_us"] <= placed["end_us"]]
+        version_call = placed["mark"].str.split("#", expand=True)
+        rows.append(pd.DataFrame({
+            "version": version_call[0], "call": version_call[1].astype(int),
+            "scope": scope, "name": placed["name"],
+            "dur_us": placed["dur_us"]}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def per_call(kernels: pd.DataFrame) -> pd.DataFrame:
+    """Device time of each scope in each call: kernels of one call summed."""
+    return (kernels.groupby(["version", "scope", "call"], as_index=False)
+            ["dur_us"].sum())
+
+
+def compare_scopes(kernels: pd.DataFrame, a: str = "einsum",
+                   b: str = "matmul") -> pd.DataFrame:
+    """`helpers.stats.compare` of two versions, scope by scope."""
+    calls = per_call(kernels)
+    rows = []
+    for scope in SCOPES:
+        times = calls[calls["scope"] == scope]
+        result = stats.compare(times[times["version"] == a]["dur_us"],
+                               times[times["version"] == b]["dur_us"])
+        rows.append({"scope": scope, "ratio": result.ratio,
+                     "ratio_low": result.ratio_ci[0],
+                     "ratio_high": result.ratio_ci[1],
+                     "p_value": result.p_value, "verdict": result.verdict})
+    return pd.DataFrame(rows)
+
+
+def aa_trials(fn: Callable[..., Any], *args: Any, trials: int = 200,
+              repeat: int = 20, order: str = "random") -> pd.DataFrame:
+    """``trials`` A/A experiments: ``fn`` timed against itself.
+
+    Each trial times ``repeat`` calls as "a" and ``repeat`` as "b" in the
+    given order and compares them; every verdict other than 'no detectable
+    difference' is a false positive.
+
+    Returns:
+        One row per trial: ``trial``, ``p_value``, ``ratio``, ``verdict``.
+    """
+    rows = []
+    for trial in range(trials):
+        times = bench.interleaved({"a": fn, "b": fn}, *args, repeat=repeat,
+                                  warmup=0, order=order, seed=trial)
+        result = stats.compare(times["a"].times, times["b"].times,
+                               n_resamples=100)
+        rows.append({"trial": trial, "p_value": result.p_value,
+                     "ratio": result.ratio, "verdict": result.verdict})
+    return pd.DataFrame(rows)
+
+
+def familywise(p_values: pd.Series, tests: int = 9, alpha: float = 0.05
+               ) -> dict[str, float]:
+    """Split p-values into families of ``tests`` (the source ran nine) and
+    report how often a family holds at least one p below ``alpha``, as is,
+    and with the Bonferroni correction (each p times ``tests``)."""
+    groups = np.asarray(p_values)[:len(p_values) // tests * tests]
+    if groups.size == 0:
+        raise ValueError(f"need at least {tests} p-values to form a family.")
+    families = groups.reshape(-1, tests)
+    return {"families": len(families),
+            "any_p_below_alpha": float((families < alpha).any(1).mean()),
+            "bonferroni": float((families * tests < alpha).any(1).mean())}
+
+
+def verdict_stability(a: Any, b: Any, sizes: list[int], draws: int = 200,
+                      seed: int = 0) -> pd.DataFrame:
+    """How often `helpers.stats.compare` reaches each verdict when it sees
+    only ``n`` runs of each version, drawn without replacement from the
+    pools ``a`` and ``b``.
+
+    Returns:
+        One row per ``n`` with the fraction of draws giving each verdict.
+    """
+    rng = np.random.default_rng(seed)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    rows = []
+    for n in sizes:
+        if n > min(len(a), len(b)):
+            raise ValueError(f"n = {n} exceeds the pools ({len(a)} and "
+                             f"{len(b)} runs); pick smaller sizes.")
+        verdicts = [stats.compare(rng.choice(a, n, replace=False),
+                                  rng.choice(b, n, replace=False),
+                                  n_resamples=50).verdict
+                    for _ in range(draws)]
+        rows.append({"n": n, **{v: verdicts.count(v) / draws
+                                for v in stats.VERDICTS}})
+    return pd.DataFrame(rows)
+
+
+def synthetic_power(rel_diff: float, spread: float, n: int,
+                    trials: int = 400, seed: int = 0) -> float:
+    """Fraction of ``trials`` in which `helpers.stats.compare` finds a true
+    ``rel_diff`` slowdown of b, for bell-shaped times with relative
+    spread (IQR / median) ``spread`` and ``n`` runs a side."""
+    rng = np.random.default_rng(seed)
+    sigma = spread / 1.349  # a normal's IQR is 1.349 sigma
+    found = 0
+    for _ in range(trials):
+        a = rng.normal(1.0, sigma, n)
+        b = rng.normal(1.0, sigma, n) * (1 + rel_diff)
+        found += stats.compare(a, b, n_resamples=50).verdict == "a faster"
+    return found / trials

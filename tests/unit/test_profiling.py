@@ -1,0 +1,108 @@
+"""Chapter 4's workbook: the attention block, its profile, the A/A and
+power calibrations of helpers.stats, and Exercise 4.1."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from helpers import stats
+from helpers.workbook import deciding, profiling
+
+SMALL = dict(batch=2, seq=16, n_embd=32, n_head=4)
+
+
+def test_einsum_and_matmul_blocks_agree_and_are_causal():
+    params, x = profiling.init(jax.random.key(0), **SMALL)
+    fns = profiling.versions(SMALL["n_head"])
+    y = fns["einsum"](params, x)
+    np.testing.assert_allclose(y, fns["matmul"](params, x), rtol=1e-5,
+                               atol=1e-5)
+    later_changed = x.at[:, 10:].set(0.0)
+    np.testing.assert_allclose(fns["einsum"](params, later_changed)[:, :10],
+                               y[:, :10], rtol=1e-5, atol=1e-5)
+
+
+def test_profile_calls_labels_each_kernel_with_its_call_and_scope(tmp_path):
+    params, x = profiling.init(jax.random.key(0), **SMALL)
+    kernels = profiling.profile_calls(profiling.versions(SMALL["n_head"]),
+                                      params, x, calls=6, folder=tmp_path)
+    assert set(kernels["scope"]) == set(profiling.SCOPES)
+    calls = profiling.per_call(kernels)
+    counts = calls.groupby(["version", "scope"]).size()
+    assert (counts == 6).all() and len(counts) == 4
+    assert (calls["dur_us"] > 0).all()
+    table = profiling.compare_scopes(kernels)
+    assert list(table["scope"]) == list(profiling.SCOPES)
+    assert set(table["verdict"]) <= set(stats.VERDICTS)
+
+
+def test_aa_trials_on_real_timings_keep_false_positives_at_alpha():
+    """The same function against itself, runs shuffled, 200 times: a
+    'difference' may be found in about 5% of trials, not more."""
+    f = jax.jit(lambda x: jnp.sin(x) @ x)
+    trials = profiling.aa_trials(f, jnp.ones((32, 32)), trials=200)
+    false_positives = int((trials["verdict"] != stats.VERDICTS[2]).sum())
+    test = scipy_stats.binomtest(false_positives, len(trials), 0.05,
+                                 alternative="greater")
+    assert test.pvalue > 0.01, false_positives / len(trials)
+
+
+@pytest.mark.parametrize("spread", [0.02, 0.05, 0.10])
+def test_required_samples_finds_a_3_percent_difference_90_percent(spread):
+    n = stats.required_samples(0.03, spread)
+    power = profiling.synthetic_power(0.03, spread, n, trials=400)
+    test = scipy_stats.binomtest(round(power * 400), 400, 0.90,
+                                 alternative="less")
+    assert test.pvalue > 0.01, (n, power)
+
+
+def test_familywise_error_of_nine_tests():
+    p_values = np.random.default_rng(0).uniform(size=9 * 2000)
+    rates = profiling.familywise(p_values, tests=9)
+    assert rates["families"] == 2000
+    assert rates["any_p_below_alpha"] == pytest.approx(1 - 0.95 ** 9,
+                                                       abs=0.03)
+    assert rates["bonferroni"] <= 0.06
+    with pytest.raises(ValueError, match="at least 9 p-values"):
+        profiling.familywise(p_values[:3])
+
+
+def test_verdict_stability_grows_with_the_sample_size():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1.0, 0.03, 400), rng.normal(1.03, 0.03, 400)
+    table = profiling.verdict_stability(a, b, [5, 100], draws=100)
+    fractions = table[list(stats.VERDICTS)].sum(axis=1)
+    np.testing.assert_allclose(fractions, 1.0)
+    assert table["a faster"].iloc[1] > table["a faster"].iloc[0]
+    assert table["a faster"].iloc[1] > 0.95
+    with pytest.raises(ValueError, match="exceeds the pools"):
+        profiling.verdict_stability(a, b, [500])
+
+
+def test_exercise_4_1_grades_starter_and_solution():
+    assert not deciding.which_is_faster.check(deciding.starter).passed
+    assert deciding.which_is_faster.check(deciding.solution).passed
+
+
+def test_blocked_measurement_fails_exercise_4_1_even_with_many_runs():
+    def blocked(run):
+        for _ in range(5):
+            run("a"), run("b")
+        a = [run("a") for _ in range(150)]
+        b = [run("b") for _ in range(150)]
+        return stats.compare(a, b)
+
+    report = deciding.which_is_faster.check(blocked)
+    assert not report.passed
+    assert any("mix the runs" in hint for hint in report.failed_hints())
+
+
+def test_simulated_machine_errors():
+    machine = deciding.SimulatedMachine(1.0, 1.0, seed=0)
+    with pytest.raises(ValueError, match="takes 'a' or 'b'"):
+        machine("c")
+    with pytest.raises(deciding.BudgetExceeded, match="more than"):
+        for _ in range(deciding.BUDGET + 1):
+            machine("a")
