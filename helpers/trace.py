@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -200,6 +202,24 @@ ORDER BY slice.ts
 """
 
 
+def local_processor() -> Path | None:
+    """A ``trace_processor_shell`` already on this machine, or None.
+
+    Looks at ``$PERFETTO_TRACE_PROCESSOR``, then the ``PATH``, then the
+    folder where the perfetto package keeps the ones it downloaded.
+    """
+    named = os.environ.get("PERFETTO_TRACE_PROCESSOR")
+    if named:
+        return Path(named)
+    on_path = shutil.which("trace_processor_shell")
+    if on_path:
+        return Path(on_path)
+    cache = Path.home() / ".local" / "share" / "perfetto" / "prebuilts"
+    found = sorted(p for p in cache.glob("trace_processor_shell*")
+                   if p.suffix != ".tmp")
+    return found[-1] if found else None
+
+
 def query(profile_dir: str | Path, sql: str, *,
           binary: str | Path | None = None) -> pd.DataFrame:
     """Run Perfetto SQL on the newest trace under ``profile_dir``.
@@ -207,7 +227,9 @@ def query(profile_dir: str | Path, sql: str, *,
     Needs Perfetto's Python package (``pip install perfetto``) and its
     ``trace_processor_shell`` program, which the package downloads on
     first use; offline, fetch it elsewhere (https://get.perfetto.dev/
-    trace_processor) and pass its path as ``binary``. `load` needs neither.
+    trace_processor) and pass its path as ``binary``, or set the
+    environment variable ``PERFETTO_TRACE_PROCESSOR`` to it. `load` needs
+    neither.
 
     Returns:
         The query's rows as a DataFrame.
@@ -224,6 +246,7 @@ def query(profile_dir: str | Path, sql: str, *,
         raise ImportError("trace.query needs Perfetto's Python package: "
                           "pip install perfetto (trace.load needs nothing "
                           "more than pandas).") from err
+    binary = binary or local_processor()
     if binary is not None and not Path(binary).is_file():
         raise FileNotFoundError(f"no trace processor program at {binary}.")
     config = TraceProcessorConfig(bin_path=None if binary is None

@@ -11,7 +11,9 @@ profile with each call marked, and turns the profile into one row per
 from __future__ import annotations
 
 import functools
+import os
 import tempfile
+from pathlib import Path
 from typing import Any, Callable
 
 import jax
@@ -19,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from helpers import bench, env, stats, trace
+from helpers import bench, env, hlo, recorded, stats, trace
 
 SCOPES = ("attn_q_k", "attn_att_v")  # the source's two named scopes
 
@@ -228,3 +230,45 @@ def synthetic_power(rel_diff: float, spread: float, n: int,
         b = rng.normal(1.0, sigma, n) * (1 + rel_diff)
         found += stats.compare(a, b, n_resamples=50).verdict == "a faster"
     return found / trials
+
+
+PROFILE_FIXTURE = "04_profiling/profile"  # a trimmed GPU trace, recorded
+
+
+def fixture_folder(device: str = recorded.REFERENCE_DEVICE) -> Path:
+    """Where the recorded GPU profile (device events only) is kept."""
+    return recorded.path_for(PROFILE_FIXTURE, device).with_suffix("")
+
+
+def measure_on_gpu(calls: int = 200, trials: int = 200) -> dict[str, Any]:
+    """Everything chapter 4 records on the reference GPU, in one run.
+
+    Returns:
+        The block's shape; how its two compiled programs differ; the
+        scoped kernels of ``calls`` calls of each version profiled in
+        blocked and in alternating order; wall-clock times of both
+        versions, runs shuffled; and ``trials`` A/A trials each in random and in
+        blocked order. With ``BOOK_RECORD=1`` the alternating profile is
+        also trimmed to its device events and kept as a fixture.
+    """
+    sizes = shape()
+    params, x = init(jax.random.key(0), **sizes)
+    fns = versions(sizes["n_head"])
+    result: dict[str, Any] = {
+        "shape": sizes,
+        "program_diff": hlo.program_diff(fns["einsum"], fns["matmul"],
+                                         params, x)}
+    for order in ("blocked", "alternating"):
+        folder = tempfile.mkdtemp(prefix=f"profile-{order}-")
+        kernels = profile_calls(fns, params, x, calls=calls, order=order,
+                                folder=folder)
+        result[f"kernels_{order}"] = kernels.to_dict("list")
+        if order == "alternating" and os.environ.get("BOOK_RECORD") == "1":
+            trace.trim(folder, fixture_folder(env.device_slug()))
+    wall = bench.interleaved(fns, params, x, repeat=calls, order="random")
+    result["wall"] = {name: t.to_dict() for name, t in wall.items()}
+    result["aa"] = {order: aa_trials(fns["einsum"], params, x,
+                                     trials=trials, order=order)
+                    .to_dict("list")
+                    for order in ("random", "blocked")}
+    return result

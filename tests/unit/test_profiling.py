@@ -106,3 +106,15 @@ def test_simulated_machine_errors():
     with pytest.raises(deciding.BudgetExceeded, match="more than"):
         for _ in range(deciding.BUDGET + 1):
             machine("a")
+
+
+def test_measure_on_gpu_runs_here_and_is_json_ready(monkeypatch):
+    import json
+
+    monkeypatch.setattr(profiling, "shape", lambda: SMALL)
+    result = profiling.measure_on_gpu(calls=3, trials=2)
+    json.dumps(result)
+    assert set(result) == {"shape", "program_diff", "kernels_blocked",
+                           "kernels_alternating", "wall", "aa"}
+    assert len(result["aa"]["random"]["verdict"]) == 2
+    assert result["wall"]["einsum"]["times"]

@@ -183,15 +183,18 @@ def test_query_explains_a_missing_package_or_binary(tmp_path, monkeypatch):
 def _trace_processor_binary():
     """A local trace_processor_shell, or skip: the test needs one and this
     machine may have no network to download it."""
-    import os
-    import shutil
-
-    binary = (os.environ.get("PERFETTO_TRACE_PROCESSOR")
-              or shutil.which("trace_processor_shell"))
-    if not binary:
+    binary = trace.local_processor()
+    if binary is None:
         pytest.skip("no trace_processor_shell here; set "
                     "PERFETTO_TRACE_PROCESSOR to its path to run this test")
     return binary
+
+
+def test_local_processor_honours_the_environment(tmp_path, monkeypatch):
+    program = tmp_path / "trace_processor_shell"
+    program.write_text("")
+    monkeypatch.setenv("PERFETTO_TRACE_PROCESSOR", str(program))
+    assert trace.local_processor() == program
 
 
 def test_query_returns_the_same_rows_as_pandas(tmp_path):
