@@ -1,0 +1,46 @@
+"""Chapter 4 on a GPU: kernels carry their named scope in the profile
+itself, the trimmed fixture keeps them, and the analysis runs end to end."""
+
+import jax
+import pytest
+
+from helpers import stats, trace
+from helpers.workbook import profiling
+
+pytestmark = pytest.mark.gpu
+
+SHAPE = dict(batch=2, seq=128, n_embd=256, n_head=4)
+
+
+@pytest.fixture(scope="module")
+def profiled(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("profile")
+    params, x = profiling.init(jax.random.key(0), **SHAPE)
+    kernels = profiling.profile_calls(profiling.versions(SHAPE["n_head"]),
+                                      params, x, calls=10, folder=folder)
+    return folder, kernels
+
+
+def test_gpu_kernels_name_their_scope_without_the_hlo(profiled):
+    folder, _ = profiled
+    events = trace.device_events(trace.load(folder))
+    assert not events.empty
+    for scope in profiling.SCOPES:
+        assert not trace.in_scope(events, scope).empty, scope
+    assert (events["hlo_op"] != "").any()
+
+
+def test_every_call_has_kernels_in_both_scopes(profiled):
+    _, kernels = profiled
+    counts = profiling.per_call(kernels).groupby(["version", "scope"]).size()
+    assert len(counts) == 4 and (counts == 10).all()
+    table = profiling.compare_scopes(kernels)
+    assert set(table["verdict"]) <= set(stats.VERDICTS)
+
+
+def test_trimmed_profile_keeps_the_scoped_kernels(profiled, tmp_path):
+    folder, _ = profiled
+    trace.trim(folder, tmp_path)
+    small = trace.load(tmp_path)
+    assert small["process"].str.startswith("/device:").all()
+    assert not trace.in_scope(small, "attn_q_k").empty
