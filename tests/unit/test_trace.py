@@ -30,14 +30,19 @@ def _write(folder, payload):
         fh.write(payload)
 
 
+def _names_of(stream):
+    """Metadata events: pid 1 is the GPU (tid 7 its stream), pid 2 the
+    host."""
+    return [{"ph": "M", "pid": 1, "name": "process_name",
+             "args": {"name": "/device:GPU:0"}},
+            {"ph": "M", "pid": 1, "tid": 7, "name": "thread_name",
+             "args": {"name": stream}},
+            {"ph": "M", "pid": 2, "name": "process_name",
+             "args": {"name": "/host:CPU"}}]
+
+
 def test_device_events_are_selected_by_process(tmp_path):
-    _write(tmp_path, json.dumps({"traceEvents": [
-        {"ph": "M", "pid": 1, "name": "process_name",
-         "args": {"name": "/device:GPU:0"}},
-        {"ph": "M", "pid": 1, "tid": 7, "name": "thread_name",
-         "args": {"name": "Stream #7"}},
-        {"ph": "M", "pid": 2, "name": "process_name",
-         "args": {"name": "/host:CPU"}},
+    _write(tmp_path, json.dumps({"traceEvents": _names_of("Stream #7") + [
         {"ph": "X", "pid": 1, "tid": 7, "ts": 5, "dur": 3,
          "name": "loop_add_fusion"},
         {"ph": "X", "pid": 2, "tid": 1, "ts": 1, "dur": 9, "name": "step"},
@@ -121,13 +126,7 @@ def _gpu_like_trace():
         return {"ph": "X", "pid": 1, "tid": 7, "ts": ts, "dur": 4.5,
                 "name": "sm90_gemm", "args": {"hlo_op": hlo_op,
                                                "name": path}}
-    return {"traceEvents": [
-        {"ph": "M", "pid": 1, "name": "process_name",
-         "args": {"name": "/device:GPU:0"}},
-        {"ph": "M", "pid": 1, "tid": 7, "name": "thread_name",
-         "args": {"name": "Stream #7(Compute)"}},
-        {"ph": "M", "pid": 2, "name": "process_name",
-         "args": {"name": "/host:CPU"}},
+    return {"traceEvents": _names_of("Stream #7(Compute)") + [
         {"ph": "X", "pid": 2, "tid": 1, "ts": 1, "dur": 50, "name": "step"},
         kernel(10, "custom-call.1", "jit(f)/attn_q_k/dot_general"),
         kernel(20, "custom-call.2", "jit(f)/attn_att_v/dot_general"),
