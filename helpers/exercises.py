@@ -90,7 +90,9 @@ def matches_reference(reference: Callable[..., Any],
                                f"{len(got)} arrays, expected {len(want)}",
                                hint)
             for g, w in zip(got, want):
-                g, w = np.asarray(g), np.asarray(w)
+                # Booleans become 0/1 so that differences can be measured.
+                g, w = (a.astype(float) if a.dtype == bool else a
+                        for a in (np.asarray(g), np.asarray(w)))
                 if g.shape != w.shape:
                     return Outcome(name, "fail", f"case {i}: shape "
                                    f"{g.shape}, expected {w.shape}", hint)

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from helpers import stats
-from helpers.exercises import Exercise, Outcome
+from helpers.exercises import Exercise, Outcome, matches_reference
 
 BUDGET = 2000        # runs the simulated machine allows per case
 SPREAD = 0.05        # IQR / median of one run's noise
@@ -145,3 +145,64 @@ which_is_faster = Exercise(
            "of b, blames that on b. Alternate a and b.",
            "A 3% difference under 5% noise needs dozens of runs a side: "
            "stats.required_samples(0.03, spread) says how many."])
+
+
+# Exercise 4.2: nine tests, one decision.
+
+def holm_starter(p_values: list[float], alpha: float = 0.05) -> list[bool]:
+    """Which of several tests to call significant: each on its own."""
+    return [p < alpha for p in p_values]
+
+
+def holm_solution(p_values: list[float], alpha: float = 0.05) -> list[bool]:
+    """Holm's step-down rule: sort the p-values, compare the k-th smallest
+    (k = 0, 1, ...) with alpha / (m - k), and stop at the first that
+    fails; it and every larger p-value are not significant."""
+    m = len(p_values)
+    significant = [False] * m
+    for k, index in enumerate(np.argsort(p_values)):
+        if p_values[index] >= alpha / (m - k):
+            break
+        significant[index] = True
+    return significant
+
+
+_HOLM_CASES = [
+    ([0.01, 0.04, 0.03, 0.2, 0.5, 0.6, 0.7, 0.8, 0.9],),   # none pass
+    ([0.001, 0.004, 0.03, 0.2, 0.5, 0.6, 0.7, 0.8, 0.9],),  # two pass
+    ([0.001, 0.011, 0.02, 0.3],),  # three: more than Bonferroni's two
+    ([0.001, 0.02, 0.018, 0.04],),  # stops at 0.018, so 0.04 fails too
+    ([1e-6] * 9,),                                          # all pass
+    ([0.04],),                                              # one test
+]
+
+
+def _family_error(fn: Callable[..., Any]) -> Outcome:
+    """Over 2000 families of nine A/A p-values (uniform), the share with
+    any false positive must stay at or under 5%."""
+    name = "keeps the family-wise error of nine null tests at 5%"
+    rng = np.random.default_rng(0)
+    families = rng.uniform(size=(2000, 9))
+    try:
+        rate = float(np.mean([any(fn(list(f))) for f in families]))
+    except Exception as err:  # the learner's code may fail anyhow
+        return Outcome(name, "fail", f"raised {type(err).__name__}: {err}",
+                       "Return one True/False per p-value.")
+    detail = f"{rate:.1%} of 2000 families had a false positive"
+    if rate > 0.06:  # 5% plus two standard errors of 2000 families
+        return Outcome(name, "fail", detail, "With nine tests, compare "
+                       "the smallest p-value with 0.05 / 9.")
+    return Outcome(name, "pass", detail)
+
+
+nine_tests = Exercise(
+    "Exercise 4.2: nine tests, one decision",
+    [_family_error,
+     matches_reference(holm_solution, _HOLM_CASES,
+                       hint="Holm: the k-th smallest p-value (from 0) is "
+                            "compared with alpha / (m - k); stop at the "
+                            "first failure.")],
+    hints=["Nine tests at 5% each find something in about 37% of "
+           "families with nothing to find.",
+           "Bonferroni compares every p with alpha / m; Holm relaxes "
+           "the threshold step by step and finds more."])

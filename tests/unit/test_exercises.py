@@ -95,3 +95,12 @@ def test_bad_exercise_input():
         ex.matches_reference(lambda x: x, [])
     with pytest.raises(ValueError, match="status must be"):
         ex.Outcome("c", "maybe", "")
+
+
+def test_matches_reference_compares_booleans():
+    from helpers.exercises import matches_reference
+
+    criterion = matches_reference(lambda x: x > 0, [(np.arange(-2, 3),)])
+    assert criterion(lambda x: x > 0).status == "pass"
+    outcome = criterion(lambda x: x >= 0)
+    assert outcome.status == "fail" and "case 0" in outcome.detail

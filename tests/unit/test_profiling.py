@@ -118,3 +118,14 @@ def test_measure_on_gpu_runs_here_and_is_json_ready(monkeypatch):
                            "kernels_alternating", "wall", "aa"}
     assert len(result["aa"]["random"]["verdict"]) == 2
     assert result["wall"]["einsum"]["times"]
+
+
+def test_exercise_4_2_accepts_holm_and_rejects_looser_or_stricter_rules():
+    def bonferroni(p_values, alpha=0.05):
+        return [p < alpha / len(p_values) for p in p_values]
+
+    assert deciding.nine_tests.check(deciding.holm_solution).passed
+    assert not deciding.nine_tests.check(deciding.holm_starter).passed
+    report = deciding.nine_tests.check(bonferroni)
+    assert not report.passed  # safe, but finds less than Holm
+    assert report.outcomes[0].status == "pass"
