@@ -179,11 +179,14 @@ def in_scope(events: pd.DataFrame, scope: str) -> pd.DataFrame:
 
 
 def scope_sql(scope: str) -> str:
-    """Perfetto SQL for "the kernels in this named scope", the question
-    `in_scope` answers in pandas: same rows, same columns.
+    """Perfetto SQL for "the device kernels in this named scope": the rows
+    `in_scope` finds among `device_events`, with the same columns.
 
     Perfetto stores timestamps in nanoseconds and an event's arguments
-    under ``args.<key>``; ``EXTRACT_ARG`` reads one.
+    under ``args.<key>``; ``EXTRACT_ARG`` reads one. As in `in_scope`, the
+    scope must be a whole part of the path: brackets become slashes and
+    ``GLOB`` (where ``_`` is literal, unlike in ``LIKE``) looks for
+    ``/scope/``.
     """
     if not re.fullmatch(r"[\w.\-]+", scope or ""):
         raise ValueError(f"scope must be one jax.named_scope name (letters, "
@@ -196,8 +199,10 @@ FROM slice
 JOIN thread_track ON slice.track_id = thread_track.id
 JOIN thread USING (utid)
 JOIN process USING (upid)
-WHERE process.name LIKE '/device:%'
-  AND EXTRACT_ARG(slice.arg_set_id, 'args.name') LIKE '%{scope}%'
+WHERE process.name GLOB '/device:*'
+  AND '/' || REPLACE(REPLACE(EXTRACT_ARG(slice.arg_set_id, 'args.name'),
+                             '(', '/'), ')', '/') || '/'
+      GLOB '*/{scope}/*'
 ORDER BY slice.ts
 """
 

@@ -106,31 +106,35 @@ def profile_calls(fns: dict[str, Callable[..., Any]], *args: Any,
             with jax.profiler.TraceAnnotation(f"{name}#{counts[name]}"):
                 bench.block(fns[name](*args))
             counts[name] += 1
-    events = trace.load(folder)
-    for fn in fns.values():
-        events = trace.attach_scopes(events, fn.lower(*args).compile()
-                                     .as_text())
-    return _label(events, list(fns))
+    texts = {name: fn.lower(*args).compile().as_text()
+             for name, fn in fns.items()}
+    return _label(trace.load(folder), texts)
 
 
-def _label(events: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+def _label(events: pd.DataFrame, texts: dict[str, str]) -> pd.DataFrame:
     """Kernels in `SCOPES`, with the version and call of the annotation
-    that holds each one's start."""
-    pattern = rf"^(?:{'|'.join(names)})#\d+$"
-    marks = events[events["name"].str.match(pattern)].sort_values("start_us")
+    that holds each one's start.
+
+    Scopes missing from the trace are looked up in the HLO of the version
+    that ran: two programs may give one instruction name different paths.
+    """
+    pattern = rf"^(?:{'|'.join(texts)})#\d+$"
+    marks = events[events["name"].str.match(pattern)]
     marks = marks.assign(end_us=marks["start_us"] + marks["dur_us"])
+    placed = pd.merge_asof(events, marks[["start_us", "end_us", "name"]]
+                           .rename(columns={"name": "mark"}),
+                           on="start_us", direction="backward")
+    placed = placed[placed["start_us"] <= placed["end_us"]]
+    placed[["version", "call"]] = placed["mark"].str.split("#", expand=True)
     rows = []
-    for scope in SCOPES:
-        kernels = trace.in_scope(events, scope).sort_values("start_us")
-        placed = pd.merge_asof(kernels, marks[["start_us", "end_us", "name"]]
-                               .rename(columns={"name": "mark"}),
-                               on="start_us", direction="backward")
-        placed = placed[placed["start_us"] <= placed["end_us"]]
-        version_call = placed["mark"].str.split("#", expand=True)
-        rows.append(pd.DataFrame({
-            "version": version_call[0], "call": version_call[1].astype(int),
-            "scope": scope, "name": placed["name"],
-            "dur_us": placed["dur_us"]}))
+    for version, ran in placed.groupby("version"):
+        ran = trace.attach_scopes(ran, texts[version])
+        for scope in SCOPES:
+            kernels = trace.in_scope(ran, scope)
+            rows.append(pd.DataFrame({
+                "version": version, "call": kernels["call"].astype(int),
+                "scope": scope, "name": kernels["name"],
+                "dur_us": kernels["dur_us"]}))
     return pd.concat(rows, ignore_index=True)
 
 

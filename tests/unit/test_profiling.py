@@ -129,3 +129,29 @@ def test_exercise_4_2_accepts_holm_and_rejects_looser_or_stricter_rules():
     report = deciding.nine_tests.check(bonferroni)
     assert not report.passed  # safe, but finds less than Holm
     assert report.outcomes[0].status == "pass"
+
+
+def _module(scope):
+    return f"""HloModule m
+ENTRY %main (p: f32[4]) -> f32[4] {{
+  %p = f32[4]{{0}} parameter(0)
+  ROOT %fusion.1 = f32[4]{{0}} negate(%p), metadata={{op_name="jit(f)/{scope}/neg"}}
+}}
+"""
+
+
+def test_each_version_s_kernels_get_scopes_from_its_own_program():
+    """One instruction name, two programs, two different scopes."""
+    import pandas as pd
+
+    rows = [("a#0", 0.0, 10.0), ("fusion.1", 1.0, 2.0),
+            ("b#0", 20.0, 10.0), ("fusion.1", 21.0, 3.0)]
+    events = pd.DataFrame({
+        "name": [r[0] for r in rows], "process": "/host:CPU",
+        "thread": "t", "start_us": [r[1] for r in rows],
+        "dur_us": [r[2] for r in rows], "hlo_op": "", "scope": "",
+        "args": [{}] * 4})
+    kernels = profiling._label(events, {"a": _module("attn_q_k"),
+                                        "b": _module("attn_att_v")})
+    assert kernels[["version", "scope", "dur_us"]].values.tolist() == [
+        ["a", "attn_q_k", 2.0], ["b", "attn_att_v", 3.0]]
