@@ -14,6 +14,12 @@ import pytest
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+# Chapter 7's helpers run on 8 devices; a machine without them gets
+# simulated CPU devices, which must be asked for before JAX starts.
+from helpers import meshes  # noqa: E402
+
+meshes.simulate(8)
+
 _NOTEBOOK_SECONDS: dict[str, float] = collections.defaultdict(float)
 
 

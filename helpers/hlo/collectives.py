@@ -3,8 +3,11 @@
 A collective's ``replica_groups`` say which devices talk to each other:
 ``{{0,1},{2,3}}`` is two groups of two. XLA also prints them compactly as
 an iota, ``[2,2]<=[4]`` (devices 0..3 reshaped to 2 groups of 2) or
-``[2,2]<=[2,2]T(1,0)`` (transposed first: groups {0,2} and {1,3}). A
-``collective-permute`` lists ``source_target_pairs`` instead.
+``[2,2]<=[2,2]T(1,0)`` (transposed first: groups {0,2} and {1,3}), and
+newer XLA by mesh axes, ``mesh['a'=2,'b'=4] {'b'}`` (devices numbered
+row-major over the mesh; each group holds the devices that differ only along
+the listed axes: {0,1,2,3} and {4,5,6,7}). A ``collective-permute`` lists
+``source_target_pairs`` instead.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ _KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
           "collective-permute", "collective-broadcast", "ragged-all-to-all")
 _IOTA = re.compile(r"replica_groups=\[(?P<shape>[\d,]+)\]<=\[(?P<dims>[\d,]+)"
                    r"\](?:T\((?P<perm>[\d,]+)\))?")
+_MESH = re.compile(r"replica_groups=mesh\[(?P<axes>[^\]]*)\]\s*"
+                   r"\{(?P<over>[^}]*)\}")
+_AXIS = re.compile(r"'(?P<name>[^']+)'=(?P<size>\d+)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +80,10 @@ def _collective(inst: Instruction) -> Collective:
 
 
 def replica_groups(inst: Instruction) -> tuple[tuple[int, ...], ...]:
-    """The device groups of a collective, from either printed form."""
+    """The device groups of a collective, from any printed form."""
+    by_axes = _MESH.search(inst.attributes)
+    if by_axes:
+        return _mesh_groups(by_axes["axes"], by_axes["over"])
     iota = _IOTA.search(inst.attributes)
     if iota:
         dims = [int(d) for d in iota["dims"].split(",")]
@@ -84,6 +93,25 @@ def replica_groups(inst: Instruction) -> tuple[tuple[int, ...], ...]:
         shape = [int(d) for d in iota["shape"].split(",")]
         return tuple(tuple(int(v) for v in g) for g in ids.reshape(shape))
     return tuple(_int_lists(braced_attribute(inst, "replica_groups") or ""))
+
+
+def _mesh_groups(axes: str, over: str) -> tuple[tuple[int, ...], ...]:
+    """Groups from ``'a'=2,'b'=4`` and ``'b'``: the devices that differ
+    only along the listed axes."""
+    sizes = {m["name"]: int(m["size"]) for m in _AXIS.finditer(axes)}
+    listed = re.findall(r"'([^']+)'", over)
+    unknown = [a for a in listed if a not in sizes]
+    if not sizes or unknown:
+        raise ValueError(f"cannot read replica_groups=mesh[{axes}] {{{over}}}"
+                         "; please report this HLO form.")
+    names = list(sizes)
+    ids = np.arange(int(np.prod(list(sizes.values())))).reshape(
+        list(sizes.values()))
+    kept = [names.index(a) for a in names if a not in listed]
+    varied = [names.index(a) for a in listed]
+    width = int(np.prod([sizes[a] for a in listed]))
+    grouped = ids.transpose(kept + varied).reshape(-1, width)
+    return tuple(tuple(int(v) for v in g) for g in grouped)
 
 
 def _int_lists(text: str) -> list[tuple[int, ...]]:

@@ -265,3 +265,24 @@ def test_canonical_lines_keep_parameter_order_and_drop_metadata():
     swapped = hlo.canonical_lines(lambda a, b: b - a, x, x)
     assert first != swapped
     assert not any("metadata" in line or "%" in line for line in first)
+
+
+@pytest.mark.parametrize("printed, groups", [
+    ("mesh['a'=2,'b'=4] {'b'}", ((0, 1, 2, 3), (4, 5, 6, 7))),
+    ("mesh['a'=2,'b'=4] {'a'}", ((0, 4), (1, 5), (2, 6), (3, 7))),
+    ("mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
+     ((0, 4), (1, 5), (2, 6), (3, 7))),
+    ("mesh['x'=8] {'x'}", (tuple(range(8)),)),
+])
+def test_replica_groups_printed_by_mesh_axes(printed, groups):
+    text = COLLECTIVES_TEXT.replace("replica_groups=[2,2]<=[4]",
+                                    f"replica_groups={printed}")
+    reduce = [c for c in hlo.collectives(text) if c.kind == "all-reduce"]
+    assert reduce[0].groups == groups
+
+
+def test_unreadable_mesh_groups_are_named():
+    text = COLLECTIVES_TEXT.replace("replica_groups=[2,2]<=[4]",
+                                    "replica_groups=mesh['a'=2] {'z'}")
+    with pytest.raises(ValueError, match="cannot read replica_groups"):
+        hlo.collectives(text)

@@ -3,7 +3,7 @@ the intended hint."""
 
 import pytest
 
-from helpers.workbook import fusion, launches, measuring, using
+from helpers.workbook import fusion, launches, measuring, scaling, using
 
 EXERCISES = [
     (using.root_mean_square, using.solution, using.starter,
@@ -20,6 +20,12 @@ EXERCISES = [
      "does not depend on the momentum"),
     (launches.fused_step, launches.filter_solution, launches.filter_starter,
      "matrix product or a mask"),
+    (scaling.ONE_ALL_REDUCE, scaling.block_specs_solution,
+     scaling.block_specs_starter, "w_out by its rows"),
+    (scaling.UNTANGLE_RING, scaling.pass_along_solution,
+     scaling.pass_along_starter, "edge 3 -> 0"),
+    (scaling.RING_ALL_REDUCE, scaling.ring_psum_solution,
+     scaling.ring_psum_starter, "No psum"),
 ]
 
 

@@ -1,0 +1,157 @@
+"""Point-to-point transfers (`psend`/`precv`) and the patterns that hang.
+
+`jax.lax.psend` and `jax.lax.precv` lower to the ``send`` and ``recv``
+operations of StableHLO; on NVIDIA GPUs each becomes NCCL sends and
+receives. JAX's GPU performance guide states two rules for them
+(https://docs.jax.dev/en/latest/gpu_performance_tips.html):
+
+1. a single ``psend`` or ``precv`` whose source-target pairs form a cycle
+   deadlocks: every device in the cycle waits on the next one;
+2. a ``psend`` without a matching ``precv`` (or the reverse) deadlocks:
+   one side waits for a partner that never comes.
+
+Both can be read from the program text before anything runs, which is what
+`deadlocks` does. The program only has to be *lowered* for a GPU, which
+works on any machine (``lowering_platforms=("cuda",)``); running it needs
+GPUs.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import re
+from typing import Any, Callable
+
+import jax
+
+Pair = tuple[int, int]
+# StableHLO: "stablehlo.send"(...) <{... source_target_pairs = dense<[[0,
+# 1], [1, 2]]> : tensor<2x2xi64>}>
+_STABLEHLO = re.compile(
+    r'"?stablehlo\.(?P<kind>send|recv|collective_permute)"?\b'
+    r'.*?source_target_pairs\s*=\s*'
+    r'dense<(?P<pairs>[^>]*)>\s*:\s*tensor<(?P<n>\d+)x2xi64>')
+
+
+@dataclasses.dataclass(frozen=True)
+class Transfer:
+    """One ``send``, ``recv`` or collective permute of a lowered program.
+
+    Attributes:
+        kind: ``'send'``, ``'recv'`` or ``'permute'`` (a `ppermute`, which
+            sends and receives in one collective step and so cannot hang
+            in these two ways).
+        pairs: its ``(source, target)`` device pairs.
+        line: the line number in the program text (1-based).
+    """
+
+    kind: str
+    pairs: tuple[Pair, ...]
+    line: int
+
+
+def lowered_for_gpu(fn: Callable[..., Any], *args: Any) -> str:
+    """The StableHLO text of ``fn(*args)`` lowered for NVIDIA GPUs.
+
+    Lowering needs no GPU, so this runs on a CPU-only machine; ``fn`` is
+    jitted here when it is not already.
+    """
+    jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
+    traced = jitted.trace(*args)
+    return traced.lower(lowering_platforms=("cuda",)).as_text()
+
+
+def transfers(text: str) -> list[Transfer]:
+    """Every send, recv and permute in StableHLO text, in program order.
+
+    Example:
+        >>> [t.kind for t in transfers(lowered_for_gpu(step, x))]
+        ['send', 'recv', 'permute']
+    """
+    if not isinstance(text, str):
+        raise TypeError("transfers() takes StableHLO text; get it with "
+                        "lowered_for_gpu(fn, *args).")
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        match = _STABLEHLO.search(line)
+        if match:
+            kind = match["kind"].replace("collective_permute", "permute")
+            found.append(Transfer(kind, _pairs(match), number))
+    return found
+
+
+def _pairs(match: re.Match[str]) -> tuple[Pair, ...]:
+    values = [int(v) for v in re.findall(r"-?\d+", match["pairs"])]
+    count = int(match["n"])
+    if len(values) == 1:  # MLIR prints a constant tensor as one value
+        values *= 2 * count
+    return tuple((values[i], values[i + 1])
+                 for i in range(0, len(values), 2))
+
+
+def find_cycle(pairs: tuple[Pair, ...] | list[Pair]) -> tuple[int, ...]:
+    """A cycle among ``(source, target)`` pairs, or ``()`` when none.
+
+    Example:
+        >>> find_cycle([(0, 1), (1, 2), (2, 0)])
+        (0, 1, 2)
+        >>> find_cycle([(0, 1), (1, 2)])
+        ()
+    """
+    successors = collections.defaultdict(list)
+    for source, target in pairs:
+        successors[source].append(target)
+    state: dict[int, str] = {}  # 'open' while on the path, then 'done'
+
+    def visit(node: int, path: list[int]) -> tuple[int, ...]:
+        state[node] = "open"
+        path.append(node)
+        for nxt in successors[node]:
+            if state.get(nxt) == "open":
+                return tuple(path[path.index(nxt):])
+            if nxt not in state:
+                cycle = visit(nxt, path)
+                if cycle:
+                    return cycle
+        state[node] = "done"
+        path.pop()
+        return ()
+
+    for start in sorted(successors):
+        if start not in state:
+            cycle = visit(start, [])
+            if cycle:
+                return cycle
+    return ()
+
+
+def deadlocks(program: str | Callable[..., Any], *args: Any) -> list[str]:
+    """The deadlock rules a program breaks, in words; ``[]`` when none.
+
+    Args:
+        program: StableHLO text, or a function to lower for a GPU with the
+            example ``args``.
+
+    Example:
+        >>> deadlocks(ring_with_one_psend, x)
+        ['send at line 12: its pairs form the cycle 0 -> 1 -> 2 -> 3 -> 0']
+    """
+    text = program if isinstance(program, str) else lowered_for_gpu(
+        program, *args)
+    found = [t for t in transfers(text) if t.kind != "permute"]
+    problems = []
+    for t in found:
+        cycle = find_cycle(t.pairs)
+        if cycle:
+            ring = " -> ".join(str(d) for d in cycle + cycle[:1])
+            problems.append(f"{t.kind} at line {t.line}: its pairs form "
+                            f"the cycle {ring}")
+    sends = collections.Counter(t.pairs for t in found if t.kind == "send")
+    recvs = collections.Counter(t.pairs for t in found if t.kind == "recv")
+    for pairs in sorted(set(sends) | set(recvs)):
+        if sends[pairs] != recvs[pairs]:
+            problems.append(f"{sends[pairs]} send(s) but {recvs[pairs]} "
+                            f"recv(s) with pairs {list(pairs)}: each psend "
+                            "needs a precv with the same pairs")
+    return problems

@@ -1,0 +1,88 @@
+"""The deadlock checker reads send/recv pairs from programs lowered for a
+GPU, on a machine without one."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from helpers import meshes, sendrecv
+
+RING = [(0, 1), (1, 2), (2, 3), (3, 0)]
+CHAIN = [(0, 1), (1, 2), (2, 3)]
+
+
+def on_four(body):
+    mesh = meshes.mesh((4,), ("x",))
+    fn = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"),
+                               out_specs=P("x"), check_vma=False))
+    x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+    return fn, x
+
+
+def send_then_receive(perm_send, perm_recv):
+    def body(y):
+        token = jax.lax.psend(y, "x", perm_send)
+        like = jax.ShapeDtypeStruct(y.shape, y.dtype)
+        return jax.lax.precv(token, like, "x", perm_recv)
+    return on_four(body)
+
+
+def test_find_cycle():
+    assert sendrecv.find_cycle(RING) == (0, 1, 2, 3)
+    assert sendrecv.find_cycle(CHAIN) == ()
+    assert sendrecv.find_cycle([(5, 6), (6, 5), (0, 1)]) == (5, 6)
+    assert sendrecv.find_cycle([(2, 2)]) == (2,)
+    assert sendrecv.find_cycle([]) == ()
+
+
+def test_transfers_read_pairs_from_stablehlo():
+    text = sendrecv.lowered_for_gpu(*send_then_receive(CHAIN, CHAIN))
+    found = sendrecv.transfers(text)
+    assert [(t.kind, t.pairs) for t in found] == [
+        ("send", tuple(CHAIN)), ("recv", tuple(CHAIN))]
+    assert found[0].line < found[1].line
+
+
+def test_a_permute_is_read_but_never_a_deadlock():
+    def body(y):
+        return jax.lax.ppermute(y, "x", RING)
+    text = sendrecv.lowered_for_gpu(*on_four(body))
+    assert [t.kind for t in sendrecv.transfers(text)] == ["permute"]
+    assert sendrecv.deadlocks(text) == []
+
+
+def test_a_cycle_in_one_send_is_reported():
+    problems = sendrecv.deadlocks(*send_then_receive(RING, RING))
+    assert len(problems) == 2  # the send and the recv
+    assert "cycle 0 -> 1 -> 2 -> 3 -> 0" in problems[0]
+
+
+def test_a_send_without_its_recv_is_reported():
+    problems = sendrecv.deadlocks(*send_then_receive(CHAIN, [(0, 1)]))
+    assert any("1 send(s) but 0 recv(s)" in p for p in problems)
+    assert any("0 send(s) but 1 recv(s)" in p for p in problems)
+
+
+def test_a_chain_with_its_recv_is_fine():
+    assert sendrecv.deadlocks(*send_then_receive(CHAIN, CHAIN)) == []
+
+
+def test_a_single_pair_and_a_splat_are_read():
+    line = ('%1 = "stablehlo.send"(%0, %t) <{source_target_pairs = '
+            'dense<[[3, 0]]> : tensor<1x2xi64>}>')
+    assert sendrecv.transfers(line)[0].pairs == ((3, 0),)
+    splat = line.replace("dense<[[3, 0]]>", "dense<2>")
+    assert sendrecv.transfers(splat)[0].pairs == ((2, 2),)
+
+
+def test_psend_does_not_run_on_a_cpu():
+    fn, x = send_then_receive(CHAIN, CHAIN)
+    with pytest.raises(NotImplementedError, match="only implemented on GPU"):
+        fn(x)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(TypeError, match="lowered_for_gpu"):
+        sendrecv.transfers(b"stablehlo.send")
