@@ -54,7 +54,7 @@ class Entry:
 def entries() -> list[Entry]:
     """Every exercise, in the book's order."""
     from helpers.workbook import (deciding, fusion, launches, measuring,
-                                  scaling, using)
+                                  scaling, tracing, using)
 
     return [
         Entry("00_how_to_use", using.root_mean_square, "rms",
@@ -75,6 +75,12 @@ def entries() -> list[Entry]:
               deciding.starter, deciding.solution, "stretch"),
         Entry("04_profiling", deciding.nine_tests, "significant",
               deciding.holm_starter, deciding.holm_solution, "core"),
+        Entry("05_transformations", tracing.TRACE_ONCE, "mean_of_first",
+              tracing.mean_of_first_starter,
+              tracing.mean_of_first_solution, "warm-up"),
+        Entry("05_transformations", tracing.DONATE, "make_step",
+              tracing.make_step_starter, tracing.make_step_solution,
+              "core"),
         Entry("07_multi_gpu", scaling.ONE_ALL_REDUCE, "block_specs",
               scaling.block_specs_starter, scaling.block_specs_solution,
               "warm-up"),

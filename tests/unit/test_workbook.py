@@ -3,7 +3,8 @@ the intended hint."""
 
 import pytest
 
-from helpers.workbook import fusion, launches, measuring, scaling, using
+from helpers.workbook import (fusion, launches, measuring, scaling, tracing,
+                              using)
 
 EXERCISES = [
     (using.root_mean_square, using.solution, using.starter,
@@ -20,6 +21,10 @@ EXERCISES = [
      "does not depend on the momentum"),
     (launches.fused_step, launches.filter_solution, launches.filter_starter,
      "matrix product or a mask"),
+    (tracing.TRACE_ONCE, tracing.mean_of_first_solution,
+     tracing.mean_of_first_starter, "mask the entries beyond n"),
+    (tracing.DONATE, tracing.make_step_solution,
+     tracing.make_step_starter, "donate_argnums=0"),
     (scaling.ONE_ALL_REDUCE, scaling.block_specs_solution,
      scaling.block_specs_starter, "w_out by its rows"),
     (scaling.UNTANGLE_RING, scaling.pass_along_solution,

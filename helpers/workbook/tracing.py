@@ -1,0 +1,109 @@
+"""Chapter 5's exercises: a function that traces once for every length,
+and a training step that donates its parameters."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from helpers import hlo
+from helpers.exercises import Exercise, Outcome
+from helpers.workbook.transforms import init, sgd_step
+
+LENGTH = 16
+
+
+# --- Exercise 5.1: trace once -------------------------------------------
+
+def mean_of_first_starter(x: jax.Array, n: jax.Array) -> jax.Array:
+    """The mean of the first n entries of x."""
+    return jnp.mean(x[:n])  # needs n as a Python int: one trace per n
+
+
+def mean_of_first_solution(x: jax.Array, n: jax.Array) -> jax.Array:
+    """A mask instead of a slice: the shapes no longer depend on n, so one
+    trace serves every n."""
+    keep = jnp.arange(x.shape[0]) < n
+    return jnp.sum(jnp.where(keep, x, 0.0)) / n
+
+
+def _traces_once(fn: Callable[..., jax.Array]) -> Outcome:
+    name = "one trace for n = 1 .. 8, with the right means"
+    hint = ("x[:n] has a length that depends on n's value, so n cannot be "
+            "traced. Keep the shape fixed: mask the entries beyond n.")
+    traces = []
+
+    def counted(x: jax.Array, n: jax.Array) -> jax.Array:
+        traces.append(1)  # runs only while tracing
+        return fn(x, n)
+
+    jitted = jax.jit(counted)
+    x = jnp.arange(1.0, LENGTH + 1)
+    worst = 0.0
+    for n in range(1, 9):
+        try:
+            got = float(jitted(x, jnp.asarray(n)))
+        except Exception as err:  # the learner's code may fail anyhow
+            first = (str(err).splitlines() or [""])[0]
+            return Outcome(name, "fail", f"n={n}: {type(err).__name__}: "
+                           f"{first[:120]}", hint)
+        worst = max(worst, abs(got - (n + 1) / 2))
+    if worst > 1e-5:
+        return Outcome(name, "fail", f"a mean is off by {worst:.3g}",
+                       "Divide by n, not by the length of x.")
+    if len(traces) != 1:
+        return Outcome(name, "fail", f"traced {len(traces)} times", hint)
+    return Outcome(name, "pass", "traced once; all 8 means right")
+
+
+TRACE_ONCE = Exercise("Exercise 5.1: trace once for every n",
+                      [_traces_once],
+                      hints=["jnp.arange(len(x)) < n is True for the first "
+                             "n entries, whatever n is."])
+
+
+# --- Exercise 5.2: donate the parameters ----------------------------------
+
+def make_step_starter() -> Callable[..., Any]:
+    """Return a jitted `sgd_step(params, x, y)`."""
+    return jax.jit(sgd_step)
+
+
+def make_step_solution() -> Callable[..., Any]:
+    """Donating argument 0 lets XLA write the new parameters into the old
+    ones' buffers."""
+    return jax.jit(sgd_step, donate_argnums=0)
+
+
+def _donates(make_step: Callable[[], Any]) -> Outcome:
+    name = "every parameter's buffer is reused for its update"
+    params = init(jax.random.key(0), 32)
+    x = jax.random.normal(jax.random.key(1), (8, 32))
+    try:
+        step = make_step()
+        text = step.lower(params, x, x).compile().as_text()
+    except Exception as err:
+        first = (str(err).splitlines() or [""])[0]
+        return Outcome(name, "fail", f"{type(err).__name__}: {first}",
+                       "make_step() must return a jax.jit-ed function.")
+    # The params pytree's leaves are the module's first parameters.
+    inputs = {a.parameter for a in hlo.aliases(text)}
+    if inputs != set(range(len(params))):
+        return Outcome(name, "fail", f"{len(hlo.aliases(text))} of "
+                       f"{len(params)} outputs alias an input",
+                       "jax.jit(..., donate_argnums=0) donates params.")
+    want = jax.jit(sgd_step)(params, x, x)
+    got = step(jax.tree.map(jnp.copy, params), x, x)
+    same = all(np.allclose(got[k], want[k], rtol=1e-5) for k in want)
+    return Outcome(name, "pass" if same else "fail",
+                   "params aliased to the new params; same update" if same
+                   else "aliased, but the update differs")
+
+
+DONATE = Exercise("Exercise 5.2: a step that donates its parameters",
+                  [_donates],
+                  hints=["hlo.aliases(compiled_text) lists each output "
+                         "that reuses an input's buffer."])

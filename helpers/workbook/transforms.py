@@ -1,0 +1,228 @@
+"""Chapter 5 (Seven transformations): each claim of the source as an
+experiment that returns numbers.
+
+The model everywhere is a small MLP, `predict(params, x)`; the sizes come
+from the chapter (small on a CPU, larger on a GPU).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from helpers import bench, hlo
+
+Params = dict[str, jax.Array]
+
+
+def init(key: jax.Array, width: int, depth: int = 2) -> Params:
+    """An MLP of ``depth`` square layers, scaled to keep tanh in range."""
+    keys = jax.random.split(key, depth)
+    return {f"w{i}": jax.random.normal(k, (width, width)) / np.sqrt(width)
+            for i, k in enumerate(keys)}
+
+
+def predict(params: Params, x: jax.Array) -> jax.Array:
+    """tanh layers, one per weight."""
+    for name in sorted(params):
+        x = jnp.tanh(x @ params[name])
+    return x
+
+
+def loss(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
+    """Mean squared error of `predict`."""
+    return jnp.mean((predict(params, x) - y) ** 2)
+
+
+def sgd_step(params: Params, x: jax.Array, y: jax.Array,
+             lr: float = 0.1) -> Params:
+    """One step of gradient descent (the source's `sgd_step`)."""
+    grads = jax.grad(loss)(params, x, y)
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+
+# --- 1. jit: what retraces ---------------------------------------------
+
+def retrace_table() -> pd.DataFrame:
+    """Call one jitted function with a sequence of changes and count, from
+    a Python side effect, which calls traced it again."""
+    traces = []
+
+    def scaled(x: jax.Array, power: int) -> jax.Array:
+        traces.append(1)  # Python runs this only while tracing
+        return x ** power
+
+    f = jax.jit(scaled, static_argnames="power")
+    calls = [
+        ("first call", jnp.ones(4), 2),
+        ("same shape and dtype, new values", jnp.arange(4.0), 2),
+        ("new shape", jnp.ones(5), 2),
+        ("new dtype", jnp.ones(4, jnp.int32), 2),
+        ("new static value", jnp.ones(4), 3),
+        ("static value seen before", jnp.ones(4), 2),
+        ("a NumPy array instead of a jax.Array", np.ones(4, np.float32), 2),
+    ]
+    rows = []
+    for what, x, power in calls:
+        before = len(traces)
+        f(x, power=power).block_until_ready()
+        rows.append({"call": what, "traced again": len(traces) > before})
+    return pd.DataFrame(rows)
+
+
+def compile_vs_run(width: int, batch: int) -> dict[str, float]:
+    """Seconds of the first call of a jitted `sgd_step` (trace, compile
+    and run) and the median of later calls."""
+    params = init(jax.random.key(0), width)
+    x = jnp.ones((batch, width))
+    timing = bench.benchmark(jax.jit(sgd_step), params, x, x, repeat=20)
+    return {"first call s": timing.compile_s, "later calls s": timing.median}
+
+
+def donation(width: int) -> dict[str, Any]:
+    """The same step with and without ``donate_argnums=0``: the compiled
+    module's input/output aliasing, whether the old parameters are gone,
+    and how many bytes of arrays are alive after the step."""
+    out = {}
+    for donate in (False, True):
+        step = jax.jit(sgd_step, donate_argnums=0 if donate else ())
+        params = init(jax.random.key(0), width)
+        x = jnp.ones((8, width))
+        aliases = hlo.aliases(step.lower(params, x, x).compile().as_text())
+        new = step(params, x, x)
+        jax.block_until_ready(new)
+        live = sum(a.nbytes for a in jax.live_arrays())
+        out["donated" if donate else "kept"] = {
+            "aliased outputs": len(aliases),
+            "old params deleted": all(p.is_deleted()
+                                      for p in params.values()),
+            "live MB": live / 1e6}
+        del params, new
+    return out
+
+
+# --- 2. vmap vs a Python loop ------------------------------------------
+
+def example_loss(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
+    """The loss of one example (the source's per-example loss)."""
+    return jnp.mean((predict(params, x) - y) ** 2)
+
+
+def vmap_vs_loop(width: int, batches: tuple[int, ...]) -> pd.DataFrame:
+    """Per-example losses three ways: a Python loop calling a jitted
+    per-example function, the same loop inside one jit, and `vmap`. For
+    each batch size: kernels per batch (from the compiled HLO) and time."""
+    params = init(jax.random.key(0), width)
+    one = jax.jit(example_loss)
+    batched = jax.jit(jax.vmap(example_loss, in_axes=(None, 0, 0)))
+
+    def looped(params: Params, xs: jax.Array, ys: jax.Array) -> jax.Array:
+        return jnp.stack([example_loss(params, x, y)
+                          for x, y in zip(xs, ys)])
+
+    rows = []
+    for b in batches:
+        xs = jax.random.normal(jax.random.key(b), (b, width))
+        loop_jit = jax.jit(looped)
+        versions = {
+            "Python loop of jitted calls": (
+                lambda: [one(params, x, y) for x, y in zip(xs, xs)],
+                b * hlo.kernel_count(one, params, xs[0], xs[0])),
+            "Python loop inside jit": (
+                lambda: loop_jit(params, xs, xs),
+                hlo.kernel_count(loop_jit, params, xs, xs)),
+            "vmap": (lambda: batched(params, xs, xs),
+                     hlo.kernel_count(batched, params, xs, xs)),
+        }
+        for name, (call, kernels) in versions.items():
+            timing = bench.benchmark(call, repeat=10, name=name)
+            rows.append({"batch": b, "version": name, "kernels": kernels,
+                         "ms": timing.median * 1e3})
+    return pd.DataFrame(rows)
+
+
+# --- 3. scan vs an unrolled loop ----------------------------------------
+
+def rnn_cell(w: jax.Array, h: jax.Array, x: jax.Array) -> jax.Array:
+    """The source's RNN cell, without the output projection."""
+    return jnp.tanh(w @ h + x)
+
+
+def rnn_scan(w: jax.Array, h: jax.Array, xs: jax.Array) -> jax.Array:
+    """All steps in one `lax.scan`: the body is compiled once."""
+    def body(h: jax.Array, x: jax.Array) -> tuple[jax.Array, None]:
+        return rnn_cell(w, h, x), None
+    return jax.lax.scan(body, h, xs)[0]
+
+
+def rnn_unrolled(w: jax.Array, h: jax.Array, xs: jax.Array) -> jax.Array:
+    """A Python loop under jit: every step is traced and compiled."""
+    for x in xs:
+        h = rnn_cell(w, h, x)
+    return h
+
+
+def scan_vs_unrolled(width: int, lengths: tuple[int, ...]) -> pd.DataFrame:
+    """Compile time and run time of both versions as the length grows."""
+    w = jax.random.normal(jax.random.key(0), (width, width)) / np.sqrt(width)
+    h = jnp.zeros(width)
+    rows = []
+    for t in lengths:
+        xs = jax.random.normal(jax.random.key(t), (t, width))
+        for name, fn in (("scan", rnn_scan), ("unrolled", rnn_unrolled)):
+            jitted = jax.jit(fn)
+            start = time.perf_counter()
+            compiled = jitted.lower(w, h, xs).compile()
+            compile_s = time.perf_counter() - start
+            timing = bench.benchmark(compiled, w, h, xs, repeat=10)
+            rows.append({"length": t, "version": name,
+                         "compile ms": compile_s * 1e3,
+                         "run ms": timing.median * 1e3})
+    return pd.DataFrame(rows)
+
+
+# --- 4. remat -----------------------------------------------------------
+
+def block(params: Params, x: jax.Array) -> jax.Array:
+    """The source's block: gelu(x @ w1) @ w2."""
+    return jax.nn.gelu(x @ params["w1"]) @ params["w2"]
+
+
+def deep_loss(params: Params, x: jax.Array, checkpoint: bool,
+              layers: int = 6) -> jax.Array:
+    """Six residual blocks sharing weights, as in the source; with
+    ``checkpoint`` each block is wrapped in `jax.checkpoint` (remat)."""
+    step = jax.checkpoint(block) if checkpoint else block
+    for _ in range(layers):
+        x = x + step(params, x)
+    return jnp.mean(x ** 2)
+
+
+def remat_table(width: int, hidden: int, batch: int) -> pd.DataFrame:
+    """Peak temporary memory (from ``memory_analysis()``) and time of the
+    gradient, with and without checkpointing each block."""
+    k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
+    params = {"w1": jax.random.normal(k1, (width, hidden)) / np.sqrt(width),
+              "w2": jax.random.normal(k2, (hidden, width)) / np.sqrt(hidden)}
+    x = jax.random.normal(k3, (batch, width))
+    rows = []
+    for checkpoint in (False, True):
+        grad = jax.jit(jax.grad(lambda p, x: deep_loss(p, x, checkpoint)))
+        compiled = grad.lower(params, x).compile()
+        memory = compiled.memory_analysis()
+        timing = bench.benchmark(compiled, params, x, repeat=10)
+        rows.append({"remat": checkpoint,
+                     "temp MB": memory.temp_size_in_bytes / 1e6,
+                     "ms": timing.median * 1e3,
+                     "dots": dot_count(compiled.as_text())})
+    return pd.DataFrame(rows).set_index("remat")
+
+
+def dot_count(text: str) -> int:
+    """Matrix products in a compiled module, fused ones included."""
+    return hlo.op_counts(text, entry_only=False).get("dot", 0)

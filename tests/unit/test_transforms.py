@@ -1,0 +1,106 @@
+"""Chapter 5's experiments on small sizes, and the verdict rules."""
+
+import copy
+
+import jax
+import numpy as np
+import pytest
+
+from helpers import meshes
+from helpers.workbook import claims, steps, transforms
+
+
+def test_retraces_happen_exactly_on_shape_dtype_and_static_changes():
+    table = transforms.retrace_table()
+    assert table["traced again"].tolist() == claims.EXPECTED_RETRACES
+
+
+def test_donation_aliases_and_frees_the_old_parameters():
+    out = transforms.donation(64)
+    assert out["kept"]["aliased outputs"] == 0
+    assert out["donated"]["aliased outputs"] == 2
+    assert out["donated"]["old params deleted"]
+    assert not out["kept"]["old params deleted"]
+
+
+def test_vmap_keeps_the_kernel_count_while_loops_grow_it():
+    table = transforms.vmap_vs_loop(16, (2, 8))
+    kernels = table.pivot(index="batch", columns="version",
+                          values="kernels")
+    assert kernels.loc[8, "vmap"] <= kernels.loc[2, "vmap"]
+    assert kernels.loc[8, "Python loop of jitted calls"] == \
+        4 * kernels.loc[2, "Python loop of jitted calls"]
+    assert kernels.loc[8, "Python loop inside jit"] > \
+        kernels.loc[2, "Python loop inside jit"]
+
+
+def test_unrolled_compile_time_grows_with_length_and_results_agree():
+    w = jax.random.normal(jax.random.key(0), (8, 8)) / 3
+    xs = jax.random.normal(jax.random.key(1), (5, 8))
+    h = jax.numpy.zeros(8)
+    np.testing.assert_allclose(transforms.rnn_scan(w, h, xs),
+                               transforms.rnn_unrolled(w, h, xs), rtol=1e-5)
+    table = transforms.scan_vs_unrolled(8, (4, 64)).set_index(
+        ["length", "version"])
+    assert table.loc[(64, "unrolled"), "compile ms"] > \
+        table.loc[(4, "unrolled"), "compile ms"]
+
+
+def test_the_cpu_backend_folds_remat_away():
+    table = transforms.remat_table(32, 64, 16)
+    assert table.loc[True, "dots"] == table.loc[False, "dots"]
+
+
+def test_the_verbatim_pmap_body_overshoots_by_the_device_count():
+    grid = meshes.mesh((2, 4), ("dp", "mp"))
+    table = steps.parallel_versions(grid, width=16, batch=16)
+    assert table.iloc[0]["update / one device's"] == pytest.approx(8.0,
+                                                                  rel=1e-3)
+    assert table.iloc[1:]["matches one device"].all()
+
+
+def test_has_aux_forward_counts():
+    table = steps.forward_counts(16, 8)
+    dots = table["dots"].tolist()
+    assert dots[0] < dots[1] and dots[2] == dots[0]
+
+
+def test_bf16_error_is_about_a_thousandth():
+    table = steps.precision_table((64,)).set_index("precision")
+    assert table.loc["bfloat16 inputs", "rel error"] > 1e-4
+    assert table.loc["float32, precision='highest'", "rel error"] < 1e-5
+
+
+def test_api_status_names_a_replacement_for_each_old_api():
+    table = steps.api_status()
+    assert table["use instead"].str.len().gt(0).all()
+    assert not table.iloc[:, 1].isna().any()
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return claims.measure({"width": 16, "batches": (2, 4),
+                           "lengths": (2, 8), "remat": (16, 32, 8),
+                           "forward": (16, 8), "matmuls": (32,)})
+
+
+def test_findings_decide_each_claim_from_the_numbers(measured):
+    found = claims.findings(measured)
+    assert len(found) == 7
+    assert found["jit: trace once per shape, dtype and static value"][1] \
+        == "holds"
+    assert found["remat trades compute for memory"][1] == "does not hold"
+    faster_bf16 = copy.deepcopy(measured)
+    ms = faster_bf16["precision"]["ms"]
+    for i, kind in enumerate(faster_bf16["precision"]["precision"]):
+        if kind == "bfloat16 inputs":
+            ms[i] = min(ms) / 4
+    assert claims.findings(faster_bf16)[
+        "bf16 matmuls: fast, and accurate enough"][1] == "holds"
+
+
+def test_claims_table_says_when_the_gpu_has_no_recording(measured):
+    table = claims.claims_table(measured, None, "here")
+    assert (table["reference GPU"] == "(no recording yet)").all()
+    assert set(table["verdict here"]) <= {"holds", "holds with caveats",
+                                          "does not hold"}
