@@ -53,8 +53,8 @@ class Entry:
 
 def entries() -> list[Entry]:
     """Every exercise, in the book's order."""
-    from helpers.workbook import (deciding, fusion, launches, measuring,
-                                  scaling, tracing, using)
+    from helpers.workbook import (deciding, flags, fusion, launches,
+                                  measuring, scaling, tracing, using)
 
     return [
         Entry("00_how_to_use", using.root_mean_square, "rms",
@@ -81,6 +81,8 @@ def entries() -> list[Entry]:
         Entry("05_transformations", tracing.DONATE, "make_step",
               tracing.make_step_starter, tracing.make_step_solution,
               "core"),
+        Entry("06_xla_flags", flags.FIND_THE_OPTION, "options",
+              flags.options_starter, flags.options_solution, "warm-up"),
         Entry("07_multi_gpu", scaling.ONE_ALL_REDUCE, "block_specs",
               scaling.block_specs_starter, scaling.block_specs_solution,
               "warm-up"),

@@ -81,3 +81,25 @@ def _start_with(flags: str, timeout: float) -> str:
     if _UNKNOWN.search(output):
         return "unknown"
     return "ok" if child.returncode == 0 else output[-2000:]
+
+
+_HELP_LINE = re.compile(r"^\t(--xla_[a-z0-9_]+)=(.*?)\s*\t(\w+)\t(.*)$")
+
+
+def printed_defaults(timeout: float = 120.0) -> dict[str, str]:
+    """The defaults XLA prints for ``XLA_FLAGS=--help``, read in a child.
+
+    XLA answers ``--help`` by aborting with a usage message that lists
+    flags with their defaults; the message is cut after some length, so
+    only the flags printed before the cut are returned (``{}`` if none).
+    """
+    env = {**os.environ, "XLA_FLAGS": "--help", "JAX_PLATFORMS": "cpu"}
+    child = subprocess.run(
+        [sys.executable, "-c", "import jax; jax.devices()"], env=env,
+        capture_output=True, text=True, timeout=timeout)
+    found = {}
+    for line in (child.stdout + child.stderr).splitlines():
+        match = _HELP_LINE.match(line)
+        if match:
+            found[match[1]] = match[2].strip('"')
+    return found

@@ -3,8 +3,8 @@ the intended hint."""
 
 import pytest
 
-from helpers.workbook import (fusion, launches, measuring, scaling, tracing,
-                              using)
+from helpers.workbook import (flags, fusion, launches, measuring, scaling,
+                              tracing, using)
 
 EXERCISES = [
     (using.root_mean_square, using.solution, using.starter,
@@ -25,6 +25,8 @@ EXERCISES = [
      tracing.mean_of_first_starter, "mask the entries beyond n"),
     (tracing.DONATE, tracing.make_step_solution,
      tracing.make_step_starter, "donate_argnums=0"),
+    (flags.FIND_THE_OPTION, flags.options_solution, flags.options_starter,
+     "flag_registry.table()"),
     (scaling.ONE_ALL_REDUCE, scaling.block_specs_solution,
      scaling.block_specs_starter, "w_out by its rows"),
     (scaling.UNTANGLE_RING, scaling.pass_along_solution,
