@@ -3,8 +3,8 @@ the intended hint."""
 
 import pytest
 
-from helpers.workbook import (flags, fusion, launches, measuring, scaling,
-                              tracing, using)
+from helpers.workbook import (drills, flags, fusion, launches, measuring,
+                              scaling, tracing, using)
 
 EXERCISES = [
     (using.root_mean_square, using.solution, using.starter,
@@ -27,6 +27,20 @@ EXERCISES = [
      tracing.make_step_starter, "donate_argnums=0"),
     (flags.FIND_THE_OPTION, flags.options_solution, flags.options_starter,
      "flag_registry.table()"),
+    (drills.WHICH_BOUND, drills.which_bound_solution,
+     drills.which_bound_starter, "Compare the two times"),
+    (drills.PROBLEM_BYTES, drills.problem_bytes_solution,
+     drills.problem_bytes_starter, "both inputs and the output"),
+    (drills.STATIC_TRIP_COUNT, drills.make_loop_solution,
+     drills.make_loop_starter, "static_argnums=2"),
+    (drills.SCOPE_TOTALS, drills.scope_totals_solution,
+     drills.scope_totals_starter, "do not average"),
+    (drills.VMAP_LOSS, drills.batched_loss_solution,
+     drills.batched_loss_starter, "jax.vmap maps"),
+    (drills.FLAG_REACHES_XLA, drills.fusions_under_solution,
+     drills.fusions_under_starter, "in a new process"),
+    (drills.KNOWN_FLAGS, drills.known_solution, drills.known_starter,
+     "helpers.xla_flags.unknown"),
     (scaling.ONE_ALL_REDUCE, scaling.block_specs_solution,
      scaling.block_specs_starter, "w_out by its rows"),
     (scaling.UNTANGLE_RING, scaling.pass_along_solution,

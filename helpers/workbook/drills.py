@@ -1,0 +1,306 @@
+"""Short exercises, one more for each of chapters 1 to 6, so that every
+chapter has a warm-up, a core and a stretch exercise.
+
+Each has a ``*_starter`` (fails its check, with the intended hint) and a
+``*_solution`` (passes).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from helpers import hlo, xla_flags
+from helpers.exercises import Exercise, Outcome, matches_reference
+
+
+def _raised(name: str, err: Exception, hint: str) -> Outcome:
+    first = (str(err).splitlines() or [""])[0]
+    return Outcome(name, "fail", f"raised {type(err).__name__}: {first}",
+                   hint)
+
+
+# --- Exercise 1.3: which bound? ------------------------------------------
+
+def which_bound_starter(flops: float, n_bytes: float, flop_rate: float,
+                        bandwidth: float) -> str:
+    """'memory' or 'compute': which limit sets the floor of this work."""
+    return "compute"  # matmuls are compute-bound... always?
+
+
+def which_bound_solution(flops: float, n_bytes: float, flop_rate: float,
+                         bandwidth: float) -> str:
+    """The larger of the two times is the floor; it names the bound."""
+    return "memory" if n_bytes / bandwidth >= flops / flop_rate else \
+        "compute"
+
+
+_BOUND_CASES = [  # (flops, bytes, flop/s, bytes/s); round made-up ceilings
+    (2 * 8192 ** 3, 3 * 2 * 8192 ** 2, 5e14, 3e12),   # big bf16 matmul
+    (2 * 1e6 * 3 * 25, 4 * 1e6 * 103, 5e14, 3e12),     # chapter 2's problem
+    (1e6, 8e6, 1e13, 1e12),                             # elementwise
+    (2 * 64 ** 3, 3 * 4 * 64 ** 2, 1e12, 1e11),         # small, slow device
+]
+
+
+def _bound(fn: Callable[..., str]) -> Outcome:
+    name = "names the right bound in four cases"
+    for case in _BOUND_CASES:
+        try:
+            got = fn(*case)
+        except Exception as err:
+            return _raised(name, err, "Return 'memory' or 'compute'.")
+        want = which_bound_solution(*case)
+        if got != want:
+            return Outcome(name, "fail", f"flops={case[0]:.3g}, bytes="
+                           f"{case[1]:.3g}: said {got!r}, it is {want!r}",
+                           "Compare the two times: bytes / bandwidth and "
+                           "flops / flop_rate.")
+    return Outcome(name, "pass", "all four right")
+
+
+WHICH_BOUND = Exercise("Exercise 1.3: which bound?", [_bound],
+                       hints=["A matrix-vector product does 2 flops per "
+                              "element it reads."])
+
+
+# --- Exercise 2.3: bytes the problem must move ----------------------------
+
+def problem_bytes_starter(k: int, itemsize: int) -> float:
+    """Bytes (1e6, 3, K) @ (1e6, K, 1) must move at least."""
+    return itemsize * 1e6 * 3 * k  # only the left operand
+
+
+def problem_bytes_solution(k: int, itemsize: int) -> float:
+    """Read both operands once, write the (1e6, 3, 1) result once."""
+    return itemsize * 1e6 * (3 * k + k + 3)
+
+
+PROBLEM_BYTES = Exercise(
+    "Exercise 2.3: the bytes behind the bandwidth axis",
+    [matches_reference(problem_bytes_solution,
+                       [(k, s) for k in (5, 25, 50) for s in (4, 8)],
+                       rtol=1e-12, hint="Count both inputs and the output."
+                       )],
+    hints=["a holds 3 K numbers per batch element, b holds K, the result 3."])
+
+
+# --- Exercise 3.3: a trip count XLA can see ---------------------------------
+
+STEPS_33 = 200
+
+
+def make_loop_starter() -> Callable[..., jax.Array]:
+    """Return the thread's loop, jitted, to be called as
+    ``loop(weights, key, 200)``."""
+    from helpers.workbook import launches
+    return jax.jit(launches._while_loop)  # steps arrives traced
+
+
+def make_loop_solution() -> Callable[..., jax.Array]:
+    """With ``steps`` static, the bound is a constant of the program; XLA
+    proves the trip count and skips the condition's round trip."""
+    from helpers.workbook import launches
+    return jax.jit(launches._while_loop, static_argnums=2)
+
+
+def _trip_count(make_loop: Callable[[], Callable[..., jax.Array]]
+                ) -> Outcome:
+    from helpers.workbook import launches
+    name = "same result, and the loop's trip count known when compiling"
+    hint = ("A bound passed as an argument is traced: its value is unknown "
+            "when compiling. Mark it static (static_argnums=2).")
+    key_w, key = jax.random.split(jax.random.key(33))
+    weights = launches.init_weights(key_w)
+    try:
+        loop = make_loop()
+        text = loop.lower(weights, key, STEPS_33).compile().as_text()
+        got = loop(weights, key, STEPS_33)
+    except Exception as err:
+        return _raised(name, err, "make_loop() must return a jitted "
+                       "function of (weights, key, steps).")
+    want = launches.while_traced(weights, key, STEPS_33)
+    if not np.allclose(got, want, rtol=1e-5):
+        return Outcome(name, "fail", "the result differs from the thread's "
+                       "loop", "Keep the loop body; change only how steps "
+                       "reaches it.")
+    counts = [w.trip_count for w in hlo.while_loops(text)]
+    if not counts or None in counts:
+        return Outcome(name, "fail", f"trip counts {counts}", hint)
+    return Outcome(name, "pass", f"trip counts {counts}")
+
+
+STATIC_TRIP_COUNT = Exercise(
+    "Exercise 3.3: a trip count XLA can see", [_trip_count],
+    hints=["hlo.while_loops(text) shows each loop's trip count."])
+
+
+# --- Exercise 4.3: time per scope ------------------------------------------
+
+def scope_totals_starter(kernels: pd.DataFrame) -> dict[str, float]:
+    """Total device time (µs) per scope, from a table of kernel events."""
+    return kernels.groupby("scope")["dur_us"].mean().to_dict()
+
+
+def scope_totals_solution(kernels: pd.DataFrame) -> dict[str, float]:
+    """Sum, not mean: a scope that launches many short kernels costs
+    their total."""
+    return kernels.groupby("scope")["dur_us"].sum().to_dict()
+
+
+def _events() -> pd.DataFrame:
+    rng = np.random.default_rng(43)
+    scopes = rng.choice(["attn_q_k", "attn_v", "mlp"], size=60)
+    return pd.DataFrame({"scope": scopes,
+                         "dur_us": rng.exponential(10.0, size=60)})
+
+
+def _totals(fn: Callable[[pd.DataFrame], dict[str, float]]) -> Outcome:
+    name = "the total per scope of 60 kernel events"
+    events = _events()
+    try:
+        got = fn(events.copy())
+    except Exception as err:
+        return _raised(name, err, "Group the rows by 'scope'.")
+    want = scope_totals_solution(events)
+    if set(got) != set(want) or any(
+            not np.isclose(got[s], want[s]) for s in want):
+        return Outcome(name, "fail", f"got {got}", "Sum the durations, "
+                       "do not average them.")
+    return Outcome(name, "pass", "every scope's total right")
+
+
+SCOPE_TOTALS = Exercise("Exercise 4.3: time per scope", [_totals],
+                        hints=["DataFrame.groupby('scope')['dur_us']."])
+
+
+# --- Exercise 5.3: vmap the per-example loss --------------------------------
+
+def batched_loss_starter(params: Any, xs: jax.Array, ys: jax.Array
+                         ) -> jax.Array:
+    """Per-example losses for a batch."""
+    from helpers.workbook import transforms
+    return jnp.stack([transforms.example_loss(params, x, y)
+                      for x, y in zip(xs, ys)])
+
+
+def batched_loss_solution(params: Any, xs: jax.Array, ys: jax.Array
+                          ) -> jax.Array:
+    """vmap over the examples, the parameters shared."""
+    from helpers.workbook import transforms
+    return jax.vmap(transforms.example_loss, in_axes=(None, 0, 0))(
+        params, xs, ys)
+
+
+def _batch(b: int) -> tuple[Any, jax.Array, jax.Array]:
+    from helpers.workbook import transforms
+    xs = jax.random.normal(jax.random.key(b), (b, 16))
+    return transforms.init(jax.random.key(0), 16), xs, xs * 0.5
+
+
+def _flat_kernels(fn: Callable[..., jax.Array]) -> Outcome:
+    name = "as many kernels for 64 examples as for 4"
+    try:
+        small, large = (hlo.kernel_count(jax.jit(fn), *_batch(b))
+                        for b in (4, 64))
+    except Exception as err:
+        return _raised(name, err, "")
+    if large > small:
+        return Outcome(name, "fail", f"{small} kernels for 4 examples, "
+                       f"{large} for 64", "No Python loop over examples: "
+                       "jax.vmap maps the function over the batch axis.")
+    return Outcome(name, "pass", f"{large} kernels either way")
+
+
+VMAP_LOSS = Exercise(
+    "Exercise 5.3: per-example losses without a loop",
+    [matches_reference(batched_loss_solution, [_batch(4), _batch(9)],
+                       rtol=1e-5), _flat_kernels],
+    hints=["in_axes=(None, 0, 0): params shared, examples mapped."])
+
+
+# --- Exercise 6.2: set the flag where XLA reads it --------------------------
+
+OWN_FUSIONS = "--xla_cpu_experimental_ynn_fusion_type="
+
+
+def fusions_under_starter(flags: str) -> dict[str, int]:
+    """Fusion kinds of flags._reduction compiled for the CPU under
+    XLA_FLAGS=flags."""
+    import os
+
+    from helpers.workbook import flags as chapter
+    os.environ["XLA_FLAGS"] = flags  # too late: JAX has started
+    fn, args = chapter._reduction(64)
+    args = jax.device_put(args, jax.devices("cpu")[0])
+    text = fn.lower(*args).compile().as_text()
+    os.environ.pop("XLA_FLAGS")
+    return chapter.facts(text)["fusion kinds"]
+
+
+def fusions_under_solution(flags: str) -> dict[str, int]:
+    """A fresh process reads the flags when it starts."""
+    from helpers.workbook import flags as chapter
+    result = chapter.in_child("reduction", flags, {"JAX_PLATFORMS": "cpu"})
+    return result["fusion kinds"]
+
+
+def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
+    name = "the ynn flag changes the fusions you report"
+    hint = ("XLA read XLA_FLAGS when this process started JAX; run the "
+            "compilation in a new process (helpers.workbook.flags.in_child)"
+            ".")
+    try:
+        default, own = fn(""), fn(OWN_FUSIONS)
+    except Exception as err:
+        return _raised(name, err, hint)
+    if "kCustom" not in default or "kCustom" in own or "kLoop" not in own:
+        return Outcome(name, "fail", f"no flag: {default}; with the flag: "
+                       f"{own}", hint)
+    return Outcome(name, "pass", f"no flag: {default}; with it: {own}")
+
+
+FLAG_REACHES_XLA = Exercise(
+    "Exercise 6.2: set the flag where XLA reads it", [_flag_reaches_xla],
+    hints=["subprocess.run([sys.executable, ...], env={..., 'XLA_FLAGS': "
+           "flags}) starts a Python that reads them."])
+
+
+# --- Exercise 6.3: keep only flags this jaxlib knows ------------------------
+
+_CANDIDATES = ["--xla_gpu_autotune_level=2", "--xla_" + "made_up_flag=1",
+               "--xla_backend_optimization_level=2"]
+
+
+def known_starter(candidates: list[str]) -> list[str]:
+    """The candidates the installed jaxlib accepts, in order."""
+    return list(candidates)  # one unknown flag aborts the whole process
+
+
+def known_solution(candidates: list[str]) -> list[str]:
+    """Ask helpers.xla_flags, which tries each in a child process."""
+    rejected = set(xla_flags.unknown(candidates))
+    return [flag for flag in candidates if flag not in rejected]
+
+
+def _keeps_known(fn: Callable[[list[str]], list[str]]) -> Outcome:
+    name = "drops the made-up flag, keeps the real ones"
+    try:
+        got = fn(list(_CANDIDATES))
+    except Exception as err:
+        return _raised(name, err, "")
+    want = [_CANDIDATES[0], _CANDIDATES[2]]
+    if got != want:
+        return Outcome(name, "fail", f"got {got}", "Test each flag where "
+                       "an abort cannot hurt: helpers.xla_flags.unknown.")
+    return Outcome(name, "pass", f"kept {want}")
+
+
+KNOWN_FLAGS = Exercise("Exercise 6.3: keep only flags this jaxlib knows",
+                       [_keeps_known],
+                       hints=["An unknown flag in XLA_FLAGS aborts the "
+                              "process that starts JAX."])
