@@ -52,7 +52,10 @@ class Outcome:
                              f"{self.status!r}")
 
 
-def _learner_error(criterion: str, err: Exception, hint: str) -> Outcome:
+def learner_error(criterion: str, err: Exception, hint: str) -> Outcome:
+    """A failed `Outcome` saying what the learner's code raised (its first
+    line), with a hint. Criteria call it when the learner's function fails
+    instead of letting the exception escape the check."""
     first_line = (str(err).splitlines() or [""])[0]
     return Outcome(criterion, "fail", f"your function raised "
                    f"{type(err).__name__}: {first_line}", hint)
@@ -83,7 +86,7 @@ def matches_reference(reference: Callable[..., Any],
             try:
                 got = jax.tree.leaves(fn(*args))
             except Exception as err:  # the learner's code may fail anyhow
-                return _learner_error(name, err, hint)
+                return learner_error(name, err, hint)
             want = jax.tree.leaves(reference(*args))
             if len(got) != len(want):
                 return Outcome(name, "fail", f"case {i}: returned "
@@ -125,7 +128,7 @@ def hlo_fact(description: str, predicate: Callable[[str], bool | str],
         try:
             text = hlo.compiled_text(fn, *args)
         except Exception as err:
-            return _learner_error(description, err, hint)
+            return learner_error(description, err, hint)
         verdict = predicate(text)
         if verdict is True:
             return Outcome(description, "pass", "holds in the compiled HLO")
@@ -152,7 +155,7 @@ def time_below(target_s: float | Callable[[], float],
         try:
             timing = bench.benchmark(jax.jit(fn), *args, repeat=repeat)
         except Exception as err:
-            return _learner_error(description, err, hint)
+            return learner_error(description, err, hint)
         detail = (f"median {bench.format_seconds(timing.median)}, target "
                   f"{bench.format_seconds(target)}")
         status = "pass" if timing.median <= target else "fail"

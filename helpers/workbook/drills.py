@@ -15,13 +15,8 @@ import numpy as np
 import pandas as pd
 
 from helpers import hlo, xla_flags
-from helpers.exercises import Exercise, Outcome, matches_reference
-
-
-def _raised(name: str, err: Exception, hint: str) -> Outcome:
-    first = (str(err).splitlines() or [""])[0]
-    return Outcome(name, "fail", f"raised {type(err).__name__}: {first}",
-                   hint)
+from helpers.exercises import (Exercise, Outcome, learner_error,
+                               matches_reference)
 
 
 # --- Exercise 1.3: which bound? ------------------------------------------
@@ -53,7 +48,8 @@ def _bound(fn: Callable[..., str]) -> Outcome:
         try:
             got = fn(*case)
         except Exception as err:
-            return _raised(name, err, "Return 'memory' or 'compute'.")
+            return learner_error(name, err,
+                                 "Return 'memory' or 'compute'.")
         want = which_bound_solution(*case)
         if got != want:
             return Outcome(name, "fail", f"flops={case[0]:.3g}, bytes="
@@ -121,8 +117,8 @@ def _trip_count(make_loop: Callable[[], Callable[..., jax.Array]]
         text = loop.lower(weights, key, STEPS_33).compile().as_text()
         got = loop(weights, key, STEPS_33)
     except Exception as err:
-        return _raised(name, err, "make_loop() must return a jitted "
-                       "function of (weights, key, steps).")
+        return learner_error(name, err, "make_loop() must return a jitted "
+                             "function of (weights, key, steps).")
     want = launches.while_traced(weights, key, STEPS_33)
     if not np.allclose(got, want, rtol=1e-5):
         return Outcome(name, "fail", "the result differs from the thread's "
@@ -165,7 +161,7 @@ def _totals(fn: Callable[[pd.DataFrame], dict[str, float]]) -> Outcome:
     try:
         got = fn(events.copy())
     except Exception as err:
-        return _raised(name, err, "Group the rows by 'scope'.")
+        return learner_error(name, err, "Group the rows by 'scope'.")
     want = scope_totals_solution(events)
     if set(got) != set(want) or any(
             not np.isclose(got[s], want[s]) for s in want):
@@ -208,7 +204,7 @@ def _flat_kernels(fn: Callable[..., jax.Array]) -> Outcome:
         small, large = (hlo.kernel_count(jax.jit(fn), *_batch(b))
                         for b in (4, 64))
     except Exception as err:
-        return _raised(name, err, "")
+        return learner_error(name, err, "")
     if large > small:
         return Outcome(name, "fail", f"{small} kernels for 4 examples, "
                        f"{large} for 64", "No Python loop over examples: "
@@ -257,7 +253,7 @@ def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
     try:
         default, own = fn(""), fn(OWN_FUSIONS)
     except Exception as err:
-        return _raised(name, err, hint)
+        return learner_error(name, err, hint)
     if "kCustom" not in default or "kCustom" in own or "kLoop" not in own:
         return Outcome(name, "fail", f"no flag: {default}; with the flag: "
                        f"{own}", hint)
@@ -292,7 +288,7 @@ def _keeps_known(fn: Callable[[list[str]], list[str]]) -> Outcome:
     try:
         got = fn(list(_CANDIDATES))
     except Exception as err:
-        return _raised(name, err, "")
+        return learner_error(name, err, "")
     want = [_CANDIDATES[0], _CANDIDATES[2]]
     if got != want:
         return Outcome(name, "fail", f"got {got}", "Test each flag where "

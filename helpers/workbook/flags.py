@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from helpers import bench, hlo
-from helpers.exercises import Exercise, Outcome
+from helpers.exercises import Exercise, Outcome, learner_error
 
 SIZES = {"cpu": 256, "gpu": 4096}
 
@@ -143,8 +143,7 @@ def _own_fusions(make_options: Callable[[], dict[str, Any]]) -> Outcome:
         text = fn.lower(*args).compile(
             compiler_options=make_options()).as_text()
     except Exception as err:  # an unknown option is the learner's mistake
-        first = (str(err).splitlines() or [""])[0]
-        return Outcome(name, "fail", f"{type(err).__name__}: {first}", hint)
+        return learner_error(name, err, hint)
     kinds = facts(text)["fusion kinds"]
     if kinds.get("kCustom") or not kinds.get("kLoop"):
         return Outcome(name, "fail", f"fusion kinds: {kinds}", hint)

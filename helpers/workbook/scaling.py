@@ -19,7 +19,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from helpers import hlo, meshes, sendrecv
-from helpers.exercises import Exercise, Outcome
+from helpers.exercises import Exercise, Outcome, learner_error
 from helpers.workbook.collectives import collective_counts, on_each_device
 
 DEVICES = 4
@@ -28,12 +28,6 @@ WIDTH, HIDDEN, BATCH = 32, 64, 8
 
 def _mesh(axis: str) -> jax.sharding.Mesh:
     return meshes.mesh((DEVICES,), (axis,))
-
-
-def _failed(name: str, err: Exception, hint: str) -> Outcome:
-    first = (str(err).splitlines() or [""])[0]
-    return Outcome(name, "fail", f"raised {type(err).__name__}: {first}",
-                   hint)
 
 
 # --- Exercise 7.1: one all-reduce -----------------------------------------
@@ -76,7 +70,7 @@ def _sharded_block(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
         counts = collective_counts(fn.lower(w_in, w_out, x).compile()
                                    .as_text())
     except Exception as err:  # the learner's specs may be anything
-        return _failed(name, err, hint)
+        return learner_error(name, err, hint)
     shares = [w.addressable_shards[0].data.size / w.size
               for w in (w_in, w_out)]
     if any(share > 1 / DEVICES for share in shares):
@@ -100,8 +94,8 @@ def _block_numbers(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
             w, NamedSharding(mesh, specs[k])) for w, k in
             ((w_in, "w_in"), (w_out, "w_out"))), x)
     except Exception as err:
-        return _failed(name, err, "Return a dict with keys 'w_in' and "
-                       "'w_out' whose values are PartitionSpecs.")
+        return learner_error(name, err, "Return a dict with keys 'w_in' "
+                             "and 'w_out' whose values are PartitionSpecs.")
     ok = np.allclose(got, want, rtol=1e-4, atol=1e-5)
     return Outcome(name, "pass" if ok else "fail",
                    "agrees with one device" if ok else "differs")
@@ -163,7 +157,7 @@ def _no_deadlock(fn: Callable[[jax.Array], jax.Array]) -> Outcome:
     try:
         text = sendrecv.lowered_for_gpu(*ring_program(fn))
     except Exception as err:
-        return _failed(name, err, hint)
+        return learner_error(name, err, hint)
     problems = sendrecv.deadlocks(text)
     if problems:
         return Outcome(name, "fail", "; ".join(problems), hint)
@@ -186,7 +180,8 @@ def _ring_numbers(fn: Callable[[jax.Array], jax.Array]) -> Outcome:
         return Outcome(name, "skip", f"cannot run here: {err}; psend and "
                        "precv run only on (four) GPUs")
     except Exception as err:
-        return _failed(name, err, "Check the shapes you send and receive.")
+        return learner_error(name, err,
+                             "Check the shapes you send and receive.")
     ok = np.array_equal(got, np.roll(np.asarray(y), 2))
     return Outcome(name, "pass" if ok else "fail", "each stage holds the "
                    "previous stage's block" if ok else f"got {got}")
@@ -238,7 +233,8 @@ def _ring_psum_numbers(fn: Callable[..., jax.Array]) -> Outcome:
     try:
         got = np.asarray(on_each_device(fn, mesh, "d")(x))
     except Exception as err:
-        return _failed(name, err, "Start from x.reshape(p, -1): p chunks.")
+        return learner_error(name, err,
+                             "Start from x.reshape(p, -1): p chunks.")
     want = np.broadcast_to(np.asarray(x).sum(0), got.shape)
     ok = np.allclose(got, want, rtol=1e-5, atol=1e-5)
     return Outcome(name, "pass" if ok else "fail",
@@ -252,7 +248,7 @@ def _only_permutes(fn: Callable[..., jax.Array]) -> Outcome:
     try:
         text = hlo.compiled_text(on_each_device(fn, mesh, "d"), x)
     except Exception as err:
-        return _failed(name, err, "")
+        return learner_error(name, err, "")
     counts = collections.Counter(c.kind for c in hlo.collectives(text))
     want = {"collective-permute": 2 * (DEVICES - 1)}
     if dict(counts) != want:

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from helpers import hlo
-from helpers.exercises import Exercise, Outcome
+from helpers.exercises import Exercise, Outcome, learner_error
 from helpers.workbook.transforms import init, sgd_step
 
 LENGTH = 16
@@ -47,9 +47,7 @@ def _traces_once(fn: Callable[..., jax.Array]) -> Outcome:
         try:
             got = float(jitted(x, jnp.asarray(n)))
         except Exception as err:  # the learner's code may fail anyhow
-            first = (str(err).splitlines() or [""])[0]
-            return Outcome(name, "fail", f"n={n}: {type(err).__name__}: "
-                           f"{first[:120]}", hint)
+            return learner_error(name, err, hint)
         worst = max(worst, abs(got - (n + 1) / 2))
     if worst > 1e-5:
         return Outcome(name, "fail", f"a mean is off by {worst:.3g}",
@@ -86,9 +84,8 @@ def _donates(make_step: Callable[[], Any]) -> Outcome:
         step = make_step()
         text = step.lower(params, x, x).compile().as_text()
     except Exception as err:
-        first = (str(err).splitlines() or [""])[0]
-        return Outcome(name, "fail", f"{type(err).__name__}: {first}",
-                       "make_step() must return a jax.jit-ed function.")
+        return learner_error(name, err, "make_step() must return a "
+                             "jax.jit-ed function.")
     # The params pytree's leaves are the module's first parameters.
     inputs = {a.parameter for a in hlo.aliases(text)}
     if inputs != set(range(len(params))):
