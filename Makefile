@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test test-gpu notebooks record sync install clean help
+.PHONY: book test test-gpu goals notebooks record sync install clean help
 
 help:
 	@echo "make book       build the HTML book into _build/html"
@@ -14,6 +14,7 @@ help:
 	@echo "make notebooks  re-execute every chapter here and store outputs"
 	@echo "make record     on a GPU: execute chapters, save reference results"
 	@echo "make test-gpu   on a GPU: strict notebook checks and GPU tests"
+	@echo "make goals      each chapter's goal, from its executed notebook"
 	@echo "make sync       rewrite each chapter's .ipynb from its .md twin"
 
 # A virtual environment with the helpers package and the book's tools.
@@ -43,9 +44,14 @@ notebooks: $(STAMP)
 record: $(STAMP)
 	BOOK_RECORD=1 $(PY) scripts/notebooks.py execute
 
+# The result is kept in recorded/ for the Reproducibility page.
 test-gpu: $(STAMP)
 	$(PY) -m pytest tests chapters --nbval --nbval-sanitize-with \
-	  tests/sanitize.cfg -p no:cacheprovider
+	  tests/sanitize.cfg -p no:cacheprovider \
+	  --junitxml=recorded/test-gpu-junit.xml
+
+goals: $(STAMP)
+	$(PY) -m helpers.goals chapters
 
 clean:
 	rm -rf _build

@@ -207,3 +207,23 @@ def live_or_recorded(name: str, measure: Callable[[], Any], *,
     except MissingRecording:
         return Result(name, "missing", None, None)
     return Result(name, "recorded", record["data"], record["provenance"])
+
+
+def inventory() -> "pd.DataFrame":
+    """Every recorded result in ``recorded/``, one row each, with its
+    provenance: device, driver, jax and jaxlib versions, XLA_FLAGS, date.
+    """
+    import pandas as pd
+
+    rows = []
+    for path in sorted(root().glob("*/*/*.json")):
+        record = json.loads(path.read_text())
+        info = record.get("provenance", {})
+        rows.append({"result": record.get("name", path.stem),
+                     "device folder": path.parent.parent.name,
+                     **{key: info.get(key) for key in
+                        ("device", "driver", "jax", "jaxlib", "xla_flags",
+                         "date")}})
+    return pd.DataFrame(rows, columns=["result", "device folder", "device",
+                                       "driver", "jax", "jaxlib",
+                                       "xla_flags", "date"])

@@ -110,3 +110,12 @@ def test_live_without_record_flag_writes_nothing(monkeypatch, tmp_recorded):
 def test_saved_file_is_plain_json(tmp_recorded):
     path = recorded.save("01_measuring/x", [1, 2], provenance=GPU)
     assert json.loads(path.read_text())["schema"] == recorded.SCHEMA
+
+
+def test_inventory_lists_each_result_with_its_provenance(tmp_recorded):
+    assert recorded.inventory().empty
+    recorded.save("01_measuring/copy", {"gbps": 1.0}, provenance=GPU)
+    table = recorded.inventory()
+    assert table["result"].tolist() == ["01_measuring/copy"]
+    assert table.loc[0, "device"] == GPU["device"]
+    assert table.loc[0, "device folder"] == "nvidia-h100-80gb-hbm3"

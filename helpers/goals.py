@@ -1,0 +1,142 @@
+"""Every chapter's headline goal, read back from its executed notebook.
+
+Each chapter glues the numbers its goal is judged by (`helpers.book.glue`).
+This module reads those glued values from the stored ``.ipynb`` files, with
+the provenance line of the run that produced them, and decides each goal:
+'met', 'not met', or 'no GPU result yet' when a number needed is a GPU
+measurement nobody has recorded. ``python -m helpers.goals`` (``make
+goals``) prints the table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+import pandas as pd
+
+MISSING = "(no recording yet)"
+_GLUE_MIME = "application/papermill.record/text/plain"
+
+
+@dataclasses.dataclass(frozen=True)
+class Goal:
+    """A chapter's goal and how its glued numbers decide it.
+
+    Attributes:
+        chapter: the notebook's stem, e.g. ``'02_fusion'``.
+        goal: the goal in words, from the chapter's issue.
+        names: the glued values it reads.
+        met: given those values (as printed), whether the goal is met.
+    """
+
+    chapter: str
+    goal: str
+    names: tuple[str, ...]
+    met: Callable[[dict[str, str]], bool]
+
+
+def _percent(text: str) -> float:
+    return float(text.rstrip("%"))
+
+
+GOALS = [
+    Goal("01_measuring", "on the reference GPU, the kernel is at least "
+         "90% of a blocked call's wall time for a large array",
+         ("gpu_large_kernel_share",),
+         lambda v: float(v["gpu_large_kernel_share"]) >= 90),
+    Goal("02_fusion", "at least 85% of the copy bandwidth for every K in "
+         "10..50, float32 and float64 (best version)",
+         ("gpu_worst_float32", "gpu_worst_float64"),
+         lambda v: min(_percent(v["gpu_worst_float32"]),
+                       _percent(v["gpu_worst_float64"])) >= 85),
+    Goal("03_launches", "the 8000-step loop is faster on the GPU than on "
+         "the CPU", ("one_chain_verdict",),
+         lambda v: v["one_chain_verdict"] == "met"),
+    Goal("04_profiling", "A/A false positives at most 5%; a 3% difference "
+         "found with at least 90% power", ("aa_random", "power_low"),
+         lambda v: float(v["aa_random"]) <= 5
+         and float(v["power_low"]) >= 90),
+    Goal("05_transformations", "every claim decided by a number on the "
+         "reference GPU", ("gpu_claims_decided", "claims_total"),
+         lambda v: v["gpu_claims_decided"] == v["claims_total"]),
+    Goal("06_xla_flags", "every GPU flag setting measured, with its "
+         "compiled module", ("gpu_flag_settings_ok", "gpu_flag_settings"),
+         lambda v: v["gpu_flag_settings_ok"] == v["gpu_flag_settings"]),
+    Goal("07_multi_gpu", "every example runs on simulated devices and "
+         "matches its single-device reference", ("simulated_examples_ok",),
+         lambda v: v["simulated_examples_ok"] == "yes"),
+]
+
+
+def glued(notebook: Path) -> dict[str, str]:
+    """The values a stored notebook glued, as printed (quotes removed)."""
+    book = nbformat.read(notebook, as_version=4)
+    values = {}
+    for cell in book.cells:
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get(
+                "name")
+            text = output.get("data", {}).get(_GLUE_MIME)
+            if name and text is not None:
+                values[name] = text.strip("'\"")
+    return values
+
+
+def provenance(notebook: Path) -> str:
+    """The provenance line the notebook printed (``env.summary()``)."""
+    book = nbformat.read(notebook, as_version=4)
+    for cell in book.cells:
+        if cell.cell_type == "code" and "env.summary()" in cell.source:
+            for output in cell.get("outputs", []):
+                if output.get("name") == "stdout":
+                    return output["text"].strip().splitlines()[-1]
+    return "(not executed)"
+
+
+def judge(goal: Goal, values: dict[str, str]) -> str:
+    """'met', 'not met', 'no GPU result yet', or 'not glued' when the
+    notebook lacks a value (run it again)."""
+    needed = [values.get(name) for name in goal.names]
+    if any(v is None for v in needed):
+        return "not glued"
+    if any(v == MISSING for v in needed):
+        return "no GPU result yet"
+    return "met" if goal.met(values) else "not met"
+
+
+def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
+    """One row per goal: the goal, the glued values, the run that produced
+    them and the verdict."""
+    rows = []
+    for goal in GOALS:
+        path = chapters / f"{goal.chapter}.ipynb"
+        values = glued(path) if path.exists() else {}
+        rows.append({"chapter": goal.chapter, "goal": goal.goal,
+                     "measured": "; ".join(f"{n} = {values.get(n, '?')}"
+                                           for n in goal.names),
+                     "run": provenance(path) if path.exists() else "",
+                     "verdict": judge(goal, values)})
+    return pd.DataFrame(rows).set_index("chapter")
+
+
+def strict_run(junit: Path) -> dict[str, str] | None:
+    """The totals of the last ``make test-gpu`` (its JUnit XML), or None
+    when it has not been run and committed."""
+    import xml.etree.ElementTree as ElementTree
+
+    if not junit.exists():
+        return None
+    suite = ElementTree.parse(junit).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    keys = ("tests", "failures", "errors", "skipped", "timestamp",
+            "hostname")
+    return {key: suite.get(key, "") for key in keys}
+
+
+if __name__ == "__main__":
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("chapters")
+    print(table(folder).to_string())

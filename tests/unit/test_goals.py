@@ -1,0 +1,52 @@
+"""Goals read back from executed notebooks, and the strict GPU run."""
+
+from pathlib import Path
+
+import pytest
+
+from helpers import goals
+
+CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
+
+
+def test_glued_values_and_provenance_come_from_the_stored_notebook():
+    values = goals.glued(CHAPTERS / "07_multi_gpu.ipynb")
+    assert values["simulated_examples_ok"] == "yes"
+    assert "jax" in goals.provenance(CHAPTERS / "07_multi_gpu.ipynb")
+
+
+def test_every_goal_reads_values_its_chapter_glues():
+    for goal in goals.GOALS:
+        values = goals.glued(CHAPTERS / f"{goal.chapter}.ipynb")
+        missing = [n for n in goal.names if n not in values]
+        assert not missing, (goal.chapter, missing)
+
+
+@pytest.mark.parametrize("values, verdict", [
+    ({"gpu_worst_float32": "90%", "gpu_worst_float64": "86%"}, "met"),
+    ({"gpu_worst_float32": "90%", "gpu_worst_float64": "80%"}, "not met"),
+    ({"gpu_worst_float32": goals.MISSING, "gpu_worst_float64": "86%"},
+     "no GPU result yet"),
+    ({"gpu_worst_float32": "90%"}, "not glued"),
+])
+def test_judge(values, verdict):
+    fusion = next(g for g in goals.GOALS if g.chapter == "02_fusion")
+    assert goals.judge(fusion, values) == verdict
+
+
+def test_table_has_one_row_per_goal():
+    table = goals.table(CHAPTERS)
+    assert list(table.index) == [g.chapter for g in goals.GOALS]
+    assert set(table["verdict"]) <= {"met", "not met", "no GPU result yet",
+                                     "not glued"}
+
+
+def test_strict_run_reads_junit_totals(tmp_path):
+    assert goals.strict_run(tmp_path / "none.xml") is None
+    junit = tmp_path / "junit.xml"
+    junit.write_text('<testsuites><testsuite name="pytest" tests="5" '
+                     'failures="1" errors="0" skipped="2" '
+                     'timestamp="2026-11-22T05:00:00" hostname="gpu">'
+                     '</testsuite></testsuites>')
+    run = goals.strict_run(junit)
+    assert run["tests"] == "5" and run["failures"] == "1"
