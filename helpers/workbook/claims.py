@@ -111,7 +111,8 @@ def findings(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
     out["bf16 matmuls: fast, and accurate enough"] = (
         f"n={p['n'].max()}: bf16 {speed:.2f}x as fast as full f32, "
         f"relative error {error:.1e}",
-        "holds" if speed > 1.5 else "holds with caveats" if speed > 1
+        # Within 10% is no speed-up worth the lost precision.
+        "holds" if speed > 1.5 else "holds with caveats" if speed > 1.1
         else "does not hold")
     return out
 
