@@ -19,6 +19,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from helpers import env
+
 ENV_PREFIX = "BOOK_DISTRIBUTED_"
 
 
@@ -34,18 +36,18 @@ def initialize_from_env() -> int:
     join the others, and return this process's id."""
     import jax
 
-    env = {key: os.environ.get(ENV_PREFIX + key)
-           for key in ("COORDINATOR", "PROCESSES", "ID", "DEVICES")}
-    missing = [ENV_PREFIX + k for k, v in env.items() if v is None]
+    settings = {key: os.environ.get(ENV_PREFIX + key)
+                for key in ("COORDINATOR", "PROCESSES", "ID", "DEVICES")}
+    missing = [ENV_PREFIX + k for k, v in settings.items() if v is None]
     if missing:
         raise RuntimeError(f"{missing} not set: start this script with "
                            "helpers.distributed.run_local().")
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.config.update("jax_num_cpu_devices", int(env["DEVICES"]))
+    jax.config.update("jax_num_cpu_devices", int(settings["DEVICES"]))
     jax.distributed.initialize(
-        env["COORDINATOR"], num_processes=int(env["PROCESSES"]),
-        process_id=int(env["ID"]), initialization_timeout=60)
-    return int(env["ID"])
+        settings["COORDINATOR"], num_processes=int(settings["PROCESSES"]),
+        process_id=int(settings["ID"]), initialization_timeout=60)
+    return int(settings["ID"])
 
 
 def run_local(script: str, *, processes: int = 2,
@@ -85,10 +87,9 @@ def run_local(script: str, *, processes: int = 2,
 
 def _start(path: Path, processes: int, devices: int
            ) -> list[subprocess.Popen[str]]:
-    root = str(Path(__file__).resolve().parent.parent)
     common = {**os.environ, "JAX_PLATFORMS": "cpu",
               "PYTHONPATH": os.pathsep.join(
-                  [root, os.environ.get("PYTHONPATH", "")]),
+                  [env.repo_root(), os.environ.get("PYTHONPATH", "")]),
               ENV_PREFIX + "COORDINATOR": f"127.0.0.1:{free_port()}",
               ENV_PREFIX + "PROCESSES": str(processes),
               ENV_PREFIX + "DEVICES": str(devices)}

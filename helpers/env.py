@@ -75,6 +75,12 @@ def sizes(*, gpu: T, cpu: T) -> T:
     return gpu if on_gpu() else cpu
 
 
+def repo_root() -> str:
+    """The checkout's top folder (the one holding ``helpers/``): where
+    child processes run so that ``helpers`` is importable there too."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def in_colab() -> bool:
     """True inside a Google Colab runtime."""
     return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ

@@ -122,11 +122,10 @@ def init_mlp(layers: int, width: int, hidden: int, key: jax.Array
              / np.sqrt(hidden)} for i in range(layers)]
 
 
-def sharding_plans(mesh: jax.sharding.Mesh) -> dict[str, dict[str, Any]]:
+def sharding_plans() -> dict[str, dict[str, Any]]:
     """Three ways to spread an MLP's training step over a ``data`` x
     ``model`` mesh: the specs of the parameters and the batch, and whether
     each weight is gathered whole just before it is used (FSDP's rule)."""
-    del mesh  # the specs name its axes
     return {
         "data parallel": {"w_in": P(), "w_out": P(), "x": P("data"),
                           "gather": False},
@@ -187,7 +186,7 @@ def plan_table(mesh: jax.sharding.Mesh, params: list[dict[str, jax.Array]],
     whether its gradients equal the single-device ones."""
     want = jax.jit(jax.grad(mlp_loss))(params, x)
     rows = []
-    for name, plan in sharding_plans(mesh).items():
+    for name, plan in sharding_plans().items():
         args = placed(mesh, plan, params, x)
         step = gradient_step(mesh, plan)
         text = step.lower(*args).compile().as_text()
@@ -216,7 +215,7 @@ def data_parallel_step(mesh: jax.sharding.Mesh, layers: int
     ``mesh`` (its ``data`` axis), and its arguments."""
     params = init_mlp(layers, 64, 128, jax.random.key(0))
     x = jax.random.normal(jax.random.key(1), (8 * mesh.shape["data"], 64))
-    args = placed(mesh, sharding_plans(mesh)["data parallel"], params, x)
+    args = placed(mesh, sharding_plans()["data parallel"], params, x)
     return jax.jit(jax.grad(mlp_loss)), args
 
 
@@ -256,7 +255,7 @@ def combine_on_gpu(devices: int = 8, layers: int = 6) -> dict[str, Any]:
     x = jax.ShapeDtypeStruct((16 * devices, 256), jnp.float32)
     rows = []
     for name in ("data parallel", "fully sharded (FSDP)"):
-        plan = sharding_plans(mesh)[name]
+        plan = sharding_plans()[name]
         specs = [{k: jax.ShapeDtypeStruct(
             w.shape, w.dtype, sharding=NamedSharding(mesh, plan[k]))
             for k, w in block.items()} for block in params]

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from helpers import bench, hlo
+from helpers import bench, env, hlo
 from helpers.exercises import Exercise, Outcome, learner_error
 
 SIZES = {"cpu": 256, "gpu": 4096}
@@ -77,8 +77,9 @@ def measure(name: str, repeat: int = 20) -> dict[str, Any]:
             "median s": timing.median, **facts(compiled.as_text())}
 
 
-def in_child(name: str, xla_flags: str = "", env: dict[str, str] | None
-             = None, timeout: float = 600) -> dict[str, Any]:
+def in_child(name: str, xla_flags: str = "",
+             environ: dict[str, str] | None = None, timeout: float = 600
+             ) -> dict[str, Any]:
     """`measure` in a fresh process with ``XLA_FLAGS=xla_flags``.
 
     Returns the measurement, or ``{"error": ...}`` with the end of the
@@ -87,12 +88,11 @@ def in_child(name: str, xla_flags: str = "", env: dict[str, str] | None
     if name not in PROGRAMS:
         raise ValueError(f"unknown program {name!r}; choose one of "
                          f"{sorted(PROGRAMS)}.")
-    child_env = {**os.environ, **(env or {}), "XLA_FLAGS": xla_flags}
+    child_env = {**os.environ, **(environ or {}), "XLA_FLAGS": xla_flags}
     done = subprocess.run(
         [sys.executable, "-m", "helpers.workbook.flags", name],
         env=child_env, capture_output=True, text=True, timeout=timeout,
-        cwd=os.path.dirname(os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__)))))
+        cwd=env.repo_root())
     if done.returncode != 0:
         return {"error": (done.stdout + done.stderr)[-1500:],
                 "returncode": done.returncode}
@@ -113,7 +113,7 @@ def measure_on_gpu() -> dict[str, Any]:
     rows = [{"flags": flags or "(none)", **in_child(name, flags)}
             for name, settings in GPU_SETTINGS.items()
             for flags in settings]
-    pgle = in_child("small_kernels", "", env={
+    pgle = in_child("small_kernels", "", environ={
         "JAX_ENABLE_PGLE": "true", "JAX_PGLE_PROFILING_RUNS": "3"})
     return {"rows": rows, "auto_pgle": pgle}
 

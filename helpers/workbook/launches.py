@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from helpers import bench, hlo, trace
+from helpers import bench, env, hlo, trace
 from helpers.exercises import Exercise, Outcome, hlo_fact, matches_reference
 from helpers.fused import fused_scan
 
@@ -336,20 +336,15 @@ def measure_with_flags(xla_flags: str, names: list[str], *,
     XLA reads its flags once, when a process first uses a device, so
     comparing flags takes one process per setting.
     """
-    env = {**os.environ, "XLA_FLAGS": xla_flags}
+    child_env = {**os.environ, "XLA_FLAGS": xla_flags}
     command = [sys.executable, "-m", "helpers.workbook.launches",
                "--steps", str(steps), "--repeat", str(repeat), *names]
-    done = subprocess.run(command, env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=_repo_root())
+    done = subprocess.run(command, env=child_env, capture_output=True,
+                          text=True, timeout=timeout, cwd=env.repo_root())
     if done.returncode != 0:
         raise RuntimeError(f"measuring with XLA_FLAGS={xla_flags!r} "
                            f"failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.splitlines()[-1])
-
-
-def _repo_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
 
 
 # --- Exercise 3.1: fewer launches per step -----------------------------------
