@@ -25,6 +25,7 @@ import jax
 import numpy as np
 
 from helpers import bench, env, hlo
+from helpers.widgets import with_static_view
 
 Criterion = Callable[[Callable[..., Any]], "Outcome"]
 _MARK = {"pass": "✅", "fail": "❌", "skip": "⏭️"}
@@ -224,7 +225,8 @@ class Report:
 
     def panel(self) -> Any:
         """An ipywidgets panel: the report, and a button revealing hints
-        one at a time. Falls back to the Report itself without ipywidgets.
+        one at a time (the static book draws `html`). Falls back to the
+        Report itself without ipywidgets.
         """
         try:
             import ipywidgets as widgets
@@ -246,7 +248,10 @@ class Report:
             button.disabled = state["n"] >= len(hints)
 
         button.on_click(reveal)
-        return widgets.VBox([body, button, shown])
+        # Without a kernel the button could not reveal anything: the
+        # static book shows the report with its hints folded instead.
+        return with_static_view(widgets.VBox([body, button, shown]),
+                                self.html())
 
 
 @dataclasses.dataclass(frozen=True)

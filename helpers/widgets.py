@@ -6,6 +6,13 @@ column (a slider for numbers, toggle buttons for names) and shows the rows
 that match the current setting. Nothing is re-measured when a control
 moves: the widget reads the table, so it is instant and works from a
 recording.
+
+A widget needs a running kernel behind its controls, which the static
+book does not have. `with_static_view` gives a widget a plain HTML
+rendering for that case: Jupyter, Colab and VS Code draw the live widget,
+and the book (whose ``_config.yml`` ranks HTML above the widget view) draws
+the HTML, so a reader never sees an empty box or a slider that does
+nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +21,10 @@ import html
 from typing import Any, Sequence
 
 import pandas as pd
+
+# A static page folds a whole table away only when it is short enough to
+# read; a bigger grid is left to the live widget.
+MAX_FOLDED_ROWS = 200
 
 
 def matching_rows(table: pd.DataFrame, setting: dict[str, Any]
@@ -36,8 +47,9 @@ def explore(table: pd.DataFrame, controls: Sequence[str],
         caption: shown above the table (say where the numbers come from).
 
     Returns:
-        An ipywidgets ``VBox``; the matching table itself when ipywidgets
-        is not installed.
+        An ipywidgets ``VBox`` (in the static book: the default setting's
+        rows, and every row under a fold); the matching table itself when
+        ipywidgets is not installed.
 
     Example:
         >>> explore(sweep, ["K", "dtype"], ["fusion", "ms", "GB/s"])
@@ -71,7 +83,47 @@ def explore(table: pd.DataFrame, controls: Sequence[str],
     for picker in pickers.values():
         picker.observe(refresh, names="value")
     refresh()
-    return widgets.VBox([*pickers.values(), view])
+    box = widgets.VBox([*pickers.values(), view])
+    return with_static_view(box, _static_table(table, pickers, show,
+                                               view.value))
+
+
+def with_static_view(widget: Any, static_html: str) -> Any:
+    """``widget``, carrying ``static_html`` for places with no kernel.
+
+    The widget's display bundle gets a ``text/html`` entry beside its
+    widget view. Live front ends prefer the widget view; the static book
+    renders the HTML. Returns the same widget, so calls can be chained.
+    """
+    live_bundle = widget._repr_mimebundle_
+
+    def bundle(**kwargs: Any) -> dict[str, Any]:
+        return {**live_bundle(**kwargs), "text/html": static_html}
+
+    # An instance attribute: IPython looks the method up on the object.
+    widget._repr_mimebundle_ = bundle
+    return widget
+
+
+def _static_table(table: pd.DataFrame, pickers: dict[str, Any],
+                  show: Sequence[str], default_view: str) -> str:
+    """The default setting as HTML, the controls named, and every row
+    under a fold when there are few enough to read."""
+    choices = "; ".join(
+        f"<b>{html.escape(c)}</b>: "
+        + ", ".join(html.escape(str(o)) for o in p.options)
+        + f" (shown: {html.escape(str(p.value))})"
+        for c, p in pickers.items())
+    if len(table) <= MAX_FOLDED_ROWS:
+        every_row = table[[*pickers, *show]].to_html(
+            index=False, float_format="{:.4g}".format)
+        rest = (f"<details><summary>All {len(table)} rows</summary>"
+                f"{every_row}</details>")
+    else:
+        rest = (f"<p>{len(table)} rows in all: run the page to explore "
+                f"them.</p>")
+    return (f"<div>{default_view}<p><i>Controls, live when the page runs "
+            f"in Jupyter or Colab</i>: {choices}.</p>{rest}</div>")
 
 
 def _picker(widgets: Any, column: str, values: pd.Series) -> Any:

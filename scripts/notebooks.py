@@ -116,7 +116,11 @@ def execute(paths: list[Path]) -> None:
     for md_path in paths:
         notebook = expected_notebook(md_path)
         start = time.perf_counter()
+        # No widget state is stored: the book draws each widget's static
+        # view, and a live front end rebuilds the widget when run.
+        notebook.metadata.pop("widgets", None)
         NotebookClient(notebook, timeout=900, kernel_name="python3",
+                       store_widget_state=False,
                        resources={"metadata": {"path": str(CHAPTERS)}}
                        ).execute()
         write_pair(notebook, md_path)

@@ -25,3 +25,9 @@ def test_book_builds_without_warnings(tmp_path):
     # the prose carries the glued numbers, and the Colab button is there
     assert "GB/s" in measuring and "colab.research.google.com" in measuring
     assert "no recording of" in measuring
+    # every widget is drawn from its static view: no dead slider, no
+    # empty box waiting for a widget manager that has no kernel to talk to
+    for page in (html / "chapters").glob("*.html"):
+        assert "widget-view+json" not in page.read_text(), page.name
+    fusion = (html / "chapters" / "02_fusion.html").read_text()
+    assert "Controls, live when the page runs" in fusion

@@ -84,6 +84,9 @@ def test_panel_reveals_hints_one_at_a_time():
     assert "Hint 1" in shown.value and "Hint 2" not in shown.value
     button.click()
     assert "Hint 2" in shown.value and button.disabled
+    # the static book, with no kernel to run the button, folds the hints
+    static = panel._repr_mimebundle_()["text/html"]
+    assert "<details>" in static and "Hint" in static
 
 
 def test_bad_exercise_input():

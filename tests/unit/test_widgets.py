@@ -33,3 +33,22 @@ def test_explore_bad_inputs():
         widgets.explore(TABLE.iloc[:0], ["K"])
     with pytest.raises(ValueError, match="at least one column"):
         widgets.explore(TABLE, [])
+
+
+def test_explore_draws_as_html_where_no_kernel_runs():
+    bundle = widgets.explore(TABLE, ["K", "dtype"], ["fusion", "ms"],
+                             caption="recorded on X")._repr_mimebundle_()
+    # live front ends get the widget; the static book gets the HTML
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    static = bundle["text/html"]
+    assert "recorded on X" in static
+    assert "<b>K</b>: 5, 25, 35 (shown: 5)" in static
+    assert "All 6 rows" in static and static.count("<tr") == 2 + 7
+
+
+def test_a_big_grid_is_left_to_the_live_widget():
+    grid = pd.DataFrame({"n": range(widgets.MAX_FOLDED_ROWS + 1)})
+    grid["twice"] = 2 * grid["n"]
+    static = widgets.explore(grid, ["n"])._repr_mimebundle_()["text/html"]
+    assert f"{len(grid)} rows in all" in static
+    assert static.count("<tr") == 2  # the header and the chosen row
