@@ -7,7 +7,9 @@ hint). Three kinds cover the book:
 * `matches_reference`: the numbers agree with a reference implementation;
 * `hlo_fact`: the compiled HLO has a property (a fusion kind, a count);
 * `time_below`: on a GPU, the median time is under a target (skipped with
-  a stated reason on a CPU).
+  a stated reason on a CPU);
+* `faster_than`: on a GPU, faster than the starter, judged by a rank test
+  on interleaved runs (skipped with a stated reason on a CPU).
 
 ``exercise.check(fn)`` returns a `Report` that displays as an HTML table in
 Jupyter, Colab and the static book, and as plain text in a terminal.
@@ -24,7 +26,7 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from helpers import bench, env, hlo
+from helpers import bench, env, hlo, stats
 from helpers.widgets import with_static_view
 
 Criterion = Callable[[Callable[..., Any]], "Outcome"]
@@ -162,6 +164,42 @@ def time_below(target_s: float | Callable[[], float],
         status = "pass" if timing.median <= target else "fail"
         return Outcome(description, status, detail,
                        hint if status == "fail" else "")
+
+    return criterion
+
+
+def faster_than(baseline: Callable[..., Any], args: tuple[Any, ...], *,
+                alpha: float = 0.01, repeat: int = 30,
+                hint: str = "Count the kernels each version launches."
+                ) -> Criterion:
+    """A criterion, GPU only: ``fn(*args)`` beats ``baseline(*args)``.
+
+    Both are jitted and timed with their runs interleaved
+    (`bench.interleaved`); `stats.compare` must call the learner's version
+    faster at ``alpha``. The target is relative, so it holds on any GPU
+    without a number recorded on another one. On a CPU it is skipped, with
+    the reason.
+    """
+    description = "faster than the starter on the GPU"
+
+    def criterion(fn: Callable[..., Any]) -> Outcome:
+        if not env.on_gpu():
+            return Outcome(description, "skip", "no GPU here: the speed "
+                           "target applies to a GPU only")
+        try:
+            timings = bench.interleaved(
+                {"yours": jax.jit(fn), "starter": jax.jit(baseline)},
+                *args, repeat=repeat)
+        except Exception as err:
+            return learner_error(description, err, hint)
+        result = stats.compare(timings["yours"].times,
+                               timings["starter"].times, alpha=alpha)
+        detail = (f"median {bench.format_seconds(result.median_a)} vs the "
+                  f"starter's {bench.format_seconds(result.median_b)} "
+                  f"(p = {result.p_value:.2g})")
+        if result.verdict == "a faster":
+            return Outcome(description, "pass", detail)
+        return Outcome(description, "fail", detail, hint)
 
     return criterion
 

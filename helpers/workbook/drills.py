@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from helpers import hlo, xla_flags
-from helpers.exercises import (Exercise, Outcome, learner_error,
-                               matches_reference)
+from helpers.exercises import (Exercise, Outcome, faster_than,
+                               learner_error, matches_reference)
 
 
 # --- Exercise 1.3: which bound? ------------------------------------------
@@ -215,7 +215,8 @@ def _flat_kernels(fn: Callable[..., jax.Array]) -> Outcome:
 VMAP_LOSS = Exercise(
     "Exercise 5.3: per-example losses without a loop",
     [matches_reference(batched_loss_solution, [_batch(4), _batch(9)],
-                       rtol=1e-5), _flat_kernels],
+                       rtol=1e-5), _flat_kernels,
+     faster_than(batched_loss_starter, _batch(64))],
     hints=["in_axes=(None, 0, 0): params shared, examples mapped."])
 
 

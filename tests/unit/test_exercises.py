@@ -107,3 +107,24 @@ def test_matches_reference_compares_booleans():
     assert criterion(lambda x: x > 0).status == "pass"
     outcome = criterion(lambda x: x >= 0)
     assert outcome.status == "fail" and "case 0" in outcome.detail
+
+
+def _slow_double(x):
+    for _ in range(30):  # a chain of matmuls the fast version skips
+        x = jnp.tanh(x @ x) * 0.5
+    return 2 * x
+
+
+def test_faster_than_judges_interleaved_runs(monkeypatch):
+    x = jnp.ones((256, 256)) * 0.01
+    assert ex.faster_than(_slow_double, (x,))(
+        lambda a: 2 * a).status == "skip"
+    # on a CPU the rule the GPU applies can still be exercised
+    monkeypatch.setattr(ex.env, "on_gpu", lambda: True)
+    fast = ex.faster_than(_slow_double, (x,), repeat=10)(lambda a: 2 * a)
+    assert fast.status == "pass" and "starter's" in fast.detail
+    slow = ex.faster_than(lambda a: 2 * a, (x,), repeat=10,
+                          hint="h")(_slow_double)
+    assert slow.status == "fail" and slow.hint == "h"
+    broken = ex.faster_than(_slow_double, (x,))(lambda a: a @ a[:3])
+    assert broken.status == "fail" and "raised" in broken.detail

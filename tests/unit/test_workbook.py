@@ -2,9 +2,11 @@
 the intended hint. The exercises are the workshop kit's list, so a new
 exercise is tested as soon as it is listed there."""
 
+import functools
+
 import pytest
 
-from helpers import workshop
+from helpers import env, workshop
 from helpers.workbook import fusion, measuring
 
 # The hint each untouched starter must produce, by answer name.
@@ -33,6 +35,15 @@ STARTER_HINTS = {
     "ring_psum": "No psum",
 }
 ENTRIES = workshop.entries()
+# The exercises that time the learner's code on a GPU
+# (tests/gpu/test_workshop_on_gpu.py checks those criteria run there).
+TIMED = {"bmv", "fast", "batched_loss"}
+
+
+@functools.cache
+def solved(answer):
+    entry = next(e for e in ENTRIES if e.answer == answer)
+    return entry.exercise.check(entry.solution)
 
 
 def test_every_exercise_has_its_starter_hint():
@@ -42,12 +53,21 @@ def test_every_exercise_has_its_starter_hint():
 @pytest.mark.parametrize("entry", ENTRIES,
                          ids=[e.exercise.title for e in ENTRIES])
 def test_solution_passes_and_starter_fails(entry):
-    solved = entry.exercise.check(entry.solution)
-    assert solved.passed, solved.text()
+    report = solved(entry.answer)
+    assert report.passed, report.text()
     report = entry.exercise.check(entry.starter)
     assert not report.passed
     hint = STARTER_HINTS[entry.answer]
     assert any(hint in h for h in report.failed_hints()), report.text()
+
+
+@pytest.mark.skipif(env.on_gpu(), reason="a GPU runs the speed criteria")
+def test_speed_criteria_are_skipped_here_saying_why():
+    skipped = {e.answer for e in ENTRIES
+               if any(o.status == "skip" and "target applies to a GPU"
+                      in o.detail
+                      for o in solved(e.answer).outcomes)}
+    assert skipped == TIMED
 
 
 def test_timer_that_keeps_the_compile_is_caught():
