@@ -204,10 +204,12 @@ def required_samples(rel_diff: float, spread: float, *, power: float = 0.9,
                      alpha: float = 0.05) -> int:
     """Runs per version for `compare` to find a relative difference.
 
-    Noether's formula for the Mann-Whitney test, for times spread like a
-    bell curve: a shift of ``rel_diff`` medians makes a run of the slower
-    version lose with probability ``p = Phi(d / sqrt(2))``, ``d`` being the
-    shift in standard deviations, and each side needs
+    Noether's formula for the Mann-Whitney test (G. E. Noether, "Sample
+    size determination for some common nonparametric tests", JASA 82,
+    1987, 645-647), for times spread like a bell curve: a shift of
+    ``rel_diff`` medians makes a run of the slower version lose with
+    probability ``p = Phi(d)``, ``d`` being the shift in standard
+    deviations of the difference of two runs, and each side needs
     ``(z_alpha/2 + z_power)^2 / (6 (p - 1/2)^2)`` runs.
 
     Args:
@@ -227,7 +229,7 @@ def required_samples(rel_diff: float, spread: float, *, power: float = 0.9,
 
     Example:
         >>> required_samples(0.03, 0.05)
-        38
+        39
     """
     for label, value in (("rel_diff", rel_diff), ("spread", spread)):
         if not (isinstance(value, (int, float)) and math.isfinite(value)
@@ -239,7 +241,11 @@ def required_samples(rel_diff: float, spread: float, *, power: float = 0.9,
             raise ValueError(f"{label} is a probability in (0, 1); "
                              f"got {value!r}.")
     sigma = spread / (2 * scipy_stats.norm.ppf(0.75))  # IQR = 1.349 sigma
-    p_slower_loses = scipy_stats.norm.cdf(rel_diff / sigma / math.sqrt(2))
+    # A run of the slower version minus one of the faster: mean rel_diff,
+    # and both spreads add; the slower one's is (1 + rel_diff) times wider
+    # because the spread is relative to each version's own median.
+    spread_of_difference = sigma * math.hypot(1, 1 + rel_diff)
+    p_slower_loses = scipy_stats.norm.cdf(rel_diff / spread_of_difference)
     z = scipy_stats.norm.ppf(1 - alpha / 2) + scipy_stats.norm.ppf(power)
     n = z ** 2 / (6 * (p_slower_loses - 0.5) ** 2)
     return max(MIN_SAMPLES, math.ceil(n))
