@@ -54,7 +54,7 @@ class Entry:
 def entries() -> list[Entry]:
     """Every exercise, in the book's order."""
     from helpers.workbook import (deciding, drills, flags, fusion,
-                                  launches, measuring, scaling, tracing,
+                                  measuring, rewrites, scaling, tracing,
                                   using)
 
     return [
@@ -74,10 +74,10 @@ def entries() -> list[Entry]:
         Entry("02_fusion", drills.PROBLEM_BYTES, "problem_bytes",
               drills.problem_bytes_starter, drills.problem_bytes_solution,
               "warm-up"),
-        Entry("03_launches", launches.fewer_launches, "fast",
-              launches.starter, launches.solution, "core"),
-        Entry("03_launches", launches.fused_step, "filter_step",
-              launches.filter_starter, launches.filter_solution, "stretch"),
+        Entry("03_launches", rewrites.fewer_launches, "fast",
+              rewrites.starter, rewrites.solution, "core"),
+        Entry("03_launches", rewrites.fused_step, "filter_step",
+              rewrites.filter_starter, rewrites.filter_solution, "stretch"),
         Entry("03_launches", drills.STATIC_TRIP_COUNT, "make_loop",
               drills.make_loop_starter, drills.make_loop_solution,
               "warm-up"),

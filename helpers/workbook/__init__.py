@@ -1,6 +1,19 @@
-"""The book's exercises, one module per chapter.
+"""The chapters' programs and exercises, in modules a reader can open.
 
-Each module defines `Exercise` objects (from `helpers.exercises`), the
-starter each learner begins from, and a reference solution. Tests check
-that every solution passes and every untouched starter fails.
+A chapter's notebook keeps its prose and plots; the code it measures and
+the exercises it sets live here, so they can be tested and reused:
+
+* 0: `using` (a first exercise);
+* 1: `measuring`;
+* 2: `fusion`;
+* 3: `launches` (the loop and its variants), `rewrites` (its exercises);
+* 4: `profiling` (the attention block), `deciding` (its exercises);
+* 5: `transforms`, `steps`, `claims`, `tracing` (its exercises);
+* 6: `flags`;
+* 7: `collectives`, `pipeline`, `scaling` (its exercises);
+* `drills`: one more short exercise for each of chapters 1 to 6.
+
+Each exercise is an `Exercise` (from `helpers.exercises`) with a starter a
+learner begins from and a reference solution. Tests check that every
+solution passes and every untouched starter fails.
 """

@@ -1,5 +1,5 @@
 """Chapter 3 (Kernel launches): the noisy-MLP loop of JAX issue #7024, its
-variants, their measurements, and two exercises.
+variants and their measurements (the exercises are in `rewrites`).
 
 The program: a state of one number (the "momentum") is pushed through a
 1 -> 12 -> 1 MLP whose weights pass through softplus, with a sigmoid after
@@ -21,11 +21,8 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from helpers import bench, env, hlo, trace
-from helpers.exercises import (Exercise, Outcome, faster_than, hlo_fact,
-                               matches_reference)
 from helpers.fused import fused_scan
 
 STATE = (1,)    # the thread's `shape = (1,)`: one number of state
@@ -179,6 +176,13 @@ def launches_per_step(variant: Callable[..., jax.Array], weights: Weights,
     if main is None:
         return hlo.kernel_count(variant, *args) / int(steps)
     return _kernels_per_iteration(main) / unroll
+
+
+def step_loop_launches(text: str, iterations: int) -> int | None:
+    """Kernels one pass of the step loop launches, from compiled HLO text
+    (None: no loop of ``iterations`` or unknown trips, e.g. one kernel)."""
+    main = _main_loop(text, iterations)
+    return None if main is None else _kernels_per_iteration(main)
 
 
 def _main_loop(text: str, iterations: int) -> hlo.WhileLoop | None:
@@ -346,154 +350,6 @@ def measure_with_flags(xla_flags: str, names: list[str], *,
         raise RuntimeError(f"measuring with XLA_FLAGS={xla_flags!r} "
                            f"failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.splitlines()[-1])
-
-
-# --- Exercise 3.1: fewer launches per step -----------------------------------
-
-EXERCISE_STEPS = 200
-
-
-def step_noise(key: jax.Array, i: Any, dtype: Any = jnp.float32
-               ) -> jax.Array:
-    """The noise of step ``i``: a key folded with the step number, so any
-    step's noise can be drawn without the ones before it."""
-    return jax.random.normal(jax.random.fold_in(key, i), STATE, dtype)
-
-
-def starter(weights: Weights, key: jax.Array) -> jax.Array:
-    """Exercise 3.1 starter: a while loop that draws each step's noise
-    inside the loop."""
-    def body(state):
-        i, momentum = state
-        noise = step_noise(key, i)
-        return i + 1, force(positive(weights), momentum) + noise
-
-    _, momentum = jax.lax.while_loop(
-        lambda s: s[0] < EXERCISE_STEPS, body, (0, jnp.zeros(STATE)))
-    return momentum
-
-
-def solution(weights: Weights, key: jax.Array) -> jax.Array:
-    """Exercise 3.1: every step's noise drawn at once (the same numbers),
-    then a scan whose body is only the MLP."""
-    steps = jnp.arange(EXERCISE_STEPS)
-    noise = jax.vmap(lambda i: step_noise(key, i))(steps)
-    momentum, _ = jax.lax.scan(hoisted_step(positive(weights)),
-                               jnp.zeros(STATE), noise)
-    return momentum
-
-
-def _exercise_inputs(seed: int) -> tuple[Weights, jax.Array]:
-    key_w, key = jax.random.split(jax.random.key(seed))
-    return init_weights(key_w), key
-
-
-def loop_launches(text: str) -> int | None:
-    """Kernels one step of the step loop launches (None: no loop)."""
-    main = _main_loop(text, EXERCISE_STEPS)
-    return None if main is None else _kernels_per_iteration(main)
-
-
-@functools.lru_cache(maxsize=1)
-def _starter_launches() -> int:
-    text = hlo.compiled_text(starter, *_exercise_inputs(0))
-    return loop_launches(text)
-
-
-def _fewer_launches(text: str) -> bool | str:
-    loops = hlo.while_loops(text)
-    if any(w.trip_count is None for w in loops):
-        return ("a loop's trip count is unknown when compiling, so every "
-                "step also runs its condition and waits for it")
-    per_step = loop_launches(text)
-    if per_step is None:
-        return True  # no step loop left (one kernel, say)
-    limit = _starter_launches() - 1
-    if per_step > limit:
-        return (f"{per_step} kernels per step; the starter has "
-                f"{_starter_launches()}, aim for at most {limit}")
-    return True
-
-
-fewer_launches = Exercise(
-    "Exercise 3.1: fewer launches per step",
-    [matches_reference(starter, [_exercise_inputs(s) for s in (0, 1)],
-                       rtol=1e-4, atol=1e-5,
-                       hint="Draw exactly the same numbers: step i's noise "
-                            "comes from fold_in(key, i)."),
-     hlo_fact("a static loop with fewer kernels per step than the starter",
-              _fewer_launches, _exercise_inputs(0),
-              hint="Which work in the body does not depend on the "
-                   "momentum? It can all happen before the loop."),
-     faster_than(starter, _exercise_inputs(0))],
-    hints=["jax.vmap(lambda i: step_noise(key, i))(jnp.arange(n)) draws "
-           "every step's noise in one go.",
-           "jax.lax.scan over that noise gives a loop whose body is only "
-           "the MLP."])
-
-
-# --- Exercise 3.2: a step fused_scan accepts ---------------------------------
-
-TAPS = 4  # the filter below remembers the last TAPS inputs
-
-
-def filter_reference(history: jax.Array, x: jax.Array
-                     ) -> tuple[jax.Array, jax.Array]:
-    """A step of a moving-average filter with a shift register: drop the
-    oldest input, append ``x``, output the mean. Written with a slice and a
-    concatenation, which Triton cannot compile."""
-    history = jnp.concatenate([history[1:], x[None]])
-    return history, jnp.tanh(history.mean())
-
-
-def filter_starter(history: jax.Array, x: jax.Array
-                   ) -> tuple[jax.Array, jax.Array]:
-    """Exercise 3.2 starter: the reference step itself."""
-    return filter_reference(history, x)
-
-
-def filter_solution(history: jax.Array, x: jax.Array
-                    ) -> tuple[jax.Array, jax.Array]:
-    """Exercise 3.2: the same shift written as a product with a shift
-    matrix plus ``x`` placed by a mask: elementwise ops, a dot, a sum."""
-    shift = jnp.eye(TAPS, k=1, dtype=history.dtype)  # moves i+1 to i
-    last = jnp.arange(TAPS) == TAPS - 1
-    history = shift @ history + jnp.where(last, x, 0.0)
-    return history, jnp.tanh(history.mean())
-
-
-def _filter_cases() -> list[tuple[jax.Array, jax.Array]]:
-    rng = np.random.default_rng(3)
-    return [(jnp.asarray(rng.normal(size=TAPS), jnp.float32),
-             jnp.asarray(rng.normal(size=n), jnp.float32)) for n in (5, 40)]
-
-
-def _accepted_by_fused_scan(step: Callable[..., Any]) -> Outcome:
-    name = "fused_scan accepts the step (checked against Triton)"
-    history, xs = _filter_cases()[0]
-    try:
-        fused_scan(step, history, xs)
-    except NotImplementedError as err:
-        return Outcome(name, "fail", str(err).split(". ")[0],
-                       "Slices and concatenations have no Triton lowering: "
-                       "move elements with a matrix product or a mask.")
-    except Exception as err:
-        return Outcome(name, "fail", f"{type(err).__name__}: {err}")
-    return Outcome(name, "pass", "the kernel lowers to Triton IR")
-
-
-def _same_as_lax_scan(step: Callable[..., Any]) -> Outcome:
-    check = matches_reference(
-        lambda h, xs: jax.lax.scan(filter_reference, h, xs),
-        _filter_cases(), rtol=1e-5, atol=1e-6)
-    return check(lambda h, xs: fused_scan(step, h, xs, check=False))
-
-
-fused_step = Exercise(
-    "Exercise 3.2: a step fused_scan accepts",
-    [_accepted_by_fused_scan, _same_as_lax_scan],
-    hints=["`jnp.eye(n, k=1)` is a matrix that shifts a vector by one.",
-           "`jnp.where(index == n - 1, x, 0.0)` puts x in the last slot."])
 
 
 def _main(argv: list[str]) -> None:

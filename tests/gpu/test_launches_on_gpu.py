@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from helpers import hlo
-from helpers.workbook import launches
+from helpers.workbook import launches, rewrites
 
 pytestmark = pytest.mark.gpu
 
@@ -48,6 +48,6 @@ def test_profile_counts_one_launch_for_the_fused_loop(tmp_path):
 
 
 def test_exercise_solutions_pass_on_the_gpu():
-    assert launches.fewer_launches.check(launches.solution).passed
-    assert launches.fused_step.check(launches.filter_solution).passed
-    assert not launches.fewer_launches.check(launches.starter).passed
+    assert rewrites.fewer_launches.check(rewrites.solution).passed
+    assert rewrites.fused_step.check(rewrites.filter_solution).passed
+    assert not rewrites.fewer_launches.check(rewrites.starter).passed
