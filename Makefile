@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+CROSS  := $(VENV)/cross/.installed
 
 .PHONY: book test test-gpu goals notebooks record sync install clean help
 
@@ -24,24 +25,34 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-install: $(STAMP)
+# XLA:GPU's compiler without a GPU (helpers.crosscompile): JAX's CUDA
+# plugin for the installed jaxlib, in a side folder so that the main
+# environment never looks for a GPU. Optional: where no wheel exists (not
+# x86-64 Linux) the chapters say so and skip the compilations.
+$(CROSS): $(STAMP)
+	@v=$$($(PY) -c 'import jaxlib; print(jaxlib.__version__)'); \
+	if $(PY) -m pip install -q --no-deps --upgrade --target $(VENV)/cross \
+	    jax-cuda12-plugin==$$v jax-cuda12-pjrt==$$v; then touch $@; \
+	else echo "no CUDA plugin $$v for this machine: no GPU compilations"; fi
+
+install: $(STAMP) $(CROSS)
 
 book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
 	@echo "The book is in _build/html: open _build/html/index.html"
 
-test: $(STAMP)
+test: $(STAMP) $(CROSS)
 	$(PY) -m pytest tests chapters --nbval-lax -p no:cacheprovider
 
 sync: $(STAMP)
 	$(PY) scripts/notebooks.py sync
 
-notebooks: $(STAMP)
+notebooks: $(STAMP) $(CROSS)
 	$(PY) scripts/notebooks.py execute
 
 # On a CUDA machine: execute every chapter live, storing the outputs and
 # saving each chapter's reference results under recorded/<device>/.
-record: $(STAMP)
+record: $(STAMP) $(CROSS)
 	BOOK_RECORD=1 $(PY) scripts/notebooks.py execute
 
 # The result is kept in recorded/ for the Reproducibility page.

@@ -16,6 +16,7 @@ to predict the fusion kind of ``a @ b`` from K.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable, Sequence
 
@@ -111,6 +112,53 @@ def reduction_kind(shape: Sequence[int], reduced: Sequence[int],
                     or (rows < 4 * warp_size and columns < 8)
                     or (rows < 8 * warp_size and columns < 3))
     return "kInput" if fast else "kLoop"
+
+
+def _reduce_kinds(text: str) -> str:
+    """The kind of the reduce fusions in a compiled module, e.g. 'kLoop'."""
+    kinds = sorted({f.kind for f in hlo.fusions(text)
+                    if f.root_op == "reduce"})
+    return "/".join(kinds) or "no reduce fusion"
+
+
+def _with_x64(dtypes: Sequence[str]) -> None:
+    if "float64" in dtypes:  # a child process of its own: safe to switch
+        jax.config.update("jax_enable_x64", True)
+
+
+def kinds_on_gpu(ks: Sequence[int], dtypes: Sequence[str] = ("float32",),
+                 batch: Sequence[int] = (1000, 1000)) -> list[dict]:
+    """The fusion kind XLA:GPU gives the reduce of ``a @ b`` for each K and
+    dtype, compiled for an H100 (run through `helpers.crosscompile.run`).
+    """
+    from helpers import crosscompile
+    _with_x64(dtypes)
+    rows = []
+    for dtype in dtypes:
+        for k in ks:
+            a = jax.ShapeDtypeStruct((*batch, 3, k), jnp.dtype(dtype))
+            b = jax.ShapeDtypeStruct((*batch, k, 1), jnp.dtype(dtype))
+            text = crosscompile.compile_for_gpu(starter, a, b).as_text()
+            rows.append({"K": k, "dtype": dtype,
+                         "kind": _reduce_kinds(text)})
+    return rows
+
+
+def reduce_kinds_on_gpu(cases: Sequence[tuple[Sequence[int],
+                                              Sequence[int]]]
+                        ) -> list[str]:
+    """XLA:GPU's fusion kind for ``x.sum(axis=reduced)`` of each
+    ``(shape, reduced)`` case, compiled for an H100: the truth
+    `reduction_kind` is tested against."""
+    from helpers import crosscompile
+    kinds = []
+    for shape, reduced in cases:
+        x = jax.ShapeDtypeStruct(tuple(shape), jnp.float32)
+        text = crosscompile.compile_for_gpu(
+            lambda v, axes=tuple(reduced): jnp.tanh(v).sum(axis=axes),
+            x).as_text()
+        kinds.append(_reduce_kinds(text))
+    return kinds
 
 
 # ---------------------------------------------------------------- 2.1 --
@@ -223,13 +271,32 @@ def predict_solution(k: int) -> str:
     return "kInput" if k >= WARP_SIZE or WARP_SIZE % k == 0 else "kLoop"
 
 
+PREDICT_KS = range(2, 81)  # K=1 is no reduction: XLA drops it
+
+
+@functools.cache
+def _compiled_for_h100() -> dict[int, str] | None:
+    """XLA:GPU's kind for every K in PREDICT_KS, compiled for an H100
+    here, or None where this machine cannot (no CUDA plugin)."""
+    from helpers import crosscompile
+    if not crosscompile.available():
+        return None
+    rows = crosscompile.run("helpers.workbook.fusion:kinds_on_gpu",
+                            list(PREDICT_KS))
+    return {row["K"]: row["kind"] for row in rows}
+
+
 def _kind_of_matmul(k: int) -> str:
-    """The truth: the GPU compiler's choice on a GPU, the rule elsewhere."""
+    """The truth: the GPU compiler's choice, on a GPU or compiling for
+    one; the rule only where neither is possible."""
     if env.on_gpu():
         a, b = _cases(k, jnp.float32, (4, 4), 0)
         kinds = {f.kind for f in hlo.fusions(starter, a, b)
                  if f.root_op == "reduce"}
         return kinds.pop() if len(kinds) == 1 else "no single reduce fusion"
+    compiled = _compiled_for_h100()
+    if compiled is not None:
+        return compiled[k]
     return reduction_kind((1000, 1000, 3, k), [3])
 
 
@@ -237,7 +304,7 @@ def _predictions_agree(predict: Callable[[int], str]) -> Outcome:
     name = "agrees with XLA:GPU for every K from 2 to 80"
     hint = "Check the powers of two below 32."
     wrong = []
-    for k in range(2, 81):  # K=1 is no reduction: XLA drops it
+    for k in PREDICT_KS:
         try:
             guess = predict(k)
         except Exception as err:  # the learner's code may fail anyhow

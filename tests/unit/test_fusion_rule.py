@@ -2,6 +2,7 @@
 
 import pytest
 
+from helpers import crosscompile
 from helpers.workbook import fusion
 
 
@@ -40,3 +41,27 @@ def test_bad_dimensions_are_named():
 
 def test_bytes_moved_counts_inputs_and_output():
     assert fusion.bytes_moved(10, 25, 4) == 4 * 10 * (75 + 25 + 3)
+
+
+# Row, column and full reductions of several sizes: each compiled for an
+# H100 by XLA:GPU itself (no GPU needed), and the rule must agree.
+RULE_CASES = [
+    *[((512, k), [1]) for k in (2, 5, 8, 12, 16, 24, 25, 31, 32, 33, 100)],
+    *[((1000, 1000, 3, k), [3]) for k in (8, 25, 35)],
+    *[((rows, cols), [0]) for rows in (8, 25, 33, 70, 200)
+      for cols in (2, 5, 40, 1000)],
+    ((25, 3, 1000), [0]), ((40, 3, 1000), [0]), ((4, 8), [0, 1]),
+    ((7, 64, 5), [1]), ((7, 16, 500), [1]), ((1000, 6), [0, 1]),
+]
+
+
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason=str(crosscompile.why_unavailable()))
+def test_rule_agrees_with_xla_gpu_compiling_for_an_h100():
+    truth = crosscompile.run("helpers.workbook.fusion:reduce_kinds_on_gpu",
+                             RULE_CASES)
+    rule = [fusion.reduction_kind(shape, reduced)
+            for shape, reduced in RULE_CASES]
+    wrong = [(case, r, t) for case, r, t in zip(RULE_CASES, rule, truth)
+             if r != t]
+    assert not wrong, wrong

@@ -1,0 +1,219 @@
+"""Compile for an H100 on a machine that has no GPU.
+
+XLA:GPU decides fusions, kernel counts, collective combining and buffer
+sizes at compile time, from a description of the target GPU; running the
+program is a separate step. JAX's CUDA plugin can compile for
+*compile-only* devices (`jax.experimental.topologies`) when it is handed
+that description as a ``GpuTargetConfigProto``, with no GPU, driver or
+CUDA libraries present. So a CPU machine can show what XLA:GPU does with a
+program, though never how fast it runs.
+
+The plugin (``jax-cuda12-plugin`` and ``jax-cuda12-pjrt``, the version of
+the installed jaxlib) is kept out of the main environment, where it would
+complain at every start that it finds no GPU: ``make install`` puts it in
+``.venv/cross`` (or set ``BOOK_CROSS_PLUGIN`` to another folder). Each
+compilation runs in a child process that sees it and only the CPU backend:
+
+>>> crosscompile.run("helpers.workbook.fusion:kinds_on_gpu", [25])
+
+calls that function in the child, where `compile_for_gpu` and `devices`
+give it H100 devices, and returns what it returns (as JSON).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import importlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Callable
+
+# The reference GPU as XLA:GPU sees it: an H100 SXM5 80GB. The numbers are
+# NVIDIA's published specifications (H100 datasheet; CUDA C Programming
+# Guide, compute capability 9.0 limits); names follow XLA's
+# GpuDeviceInfoProto (xla/stream_executor/device_description.proto).
+H100_SXM = {
+    "device_description_str": "NVIDIA H100 80GB HBM3",
+    "cuda_compute_capability": (9, 0),
+    "core_count": 132,                     # streaming multiprocessors
+    "fpus_per_core": 128,                  # FP32 lanes per SM
+    "threads_per_warp": 32,
+    "threads_per_block_limit": 1024,
+    "threads_per_core_limit": 2048,
+    "registers_per_core_limit": 65536,
+    "registers_per_block_limit": 65536,
+    "shared_memory_per_block": 48 * 1024,
+    "shared_memory_per_block_optin": 227 * 1024,
+    "shared_memory_per_core": 228 * 1024,
+    "l2_cache_size": 50 * 2**20,
+    "memory_bandwidth": 3_350_000_000_000,  # bytes/s, HBM3
+    "clock_rate_ghz": 1.98,                # boost clock
+    "device_memory_size": 80 * 2**30,      # nominal 80 GB
+}
+DNN_VERSION = (9, 8)      # cuDNN and CUDA as shipped with jax 0.10 wheels
+CUDA_RUNTIME = (12, 8)
+PLUGIN_FOLDER_ENV = "BOOK_CROSS_PLUGIN"
+
+
+def target_config(spec: dict[str, Any] = H100_SXM) -> str:
+    """``spec`` as the GpuTargetConfigProto text the plugin parses."""
+    major, minor = spec["cuda_compute_capability"]
+    info = [f"  {k}: {v}" for k, v in spec.items()
+            if k not in ("device_description_str", "cuda_compute_capability")]
+    info.append(f"  cuda_compute_capability {{ major: {major} "
+                f"minor: {minor} }}")
+    block_dims = ["  block_dim_limit_x: 2147483647",
+                  "  block_dim_limit_y: 65535", "  block_dim_limit_z: 65535"]
+    return "\n".join([
+        "gpu_device_info {", *info, *block_dims, "}",
+        'platform_name: "CUDA"',
+        f"dnn_version_info {{ major: {DNN_VERSION[0]} "
+        f"minor: {DNN_VERSION[1]} }}",
+        f"runtime_version {{ major: {CUDA_RUNTIME[0]} "
+        f"minor: {CUDA_RUNTIME[1]} }}",
+        f'device_description_str: "{spec["device_description_str"]}"'])
+
+
+# --- in the parent: is the plugin there, and run a function in a child ----
+
+def plugin_folder() -> str:
+    """Where ``make install`` puts the plugin (``BOOK_CROSS_PLUGIN``
+    overrides it). A GPU machine has it in its environment instead."""
+    from helpers import env
+    return os.environ.get(PLUGIN_FOLDER_ENV) or os.path.join(
+        env.repo_root(), ".venv", "cross")
+
+
+def _plugin_importable() -> bool:
+    """True where the plugin is installed in this environment (a GPU
+    machine, or Colab)."""
+    try:
+        return importlib.util.find_spec("jax_plugins.xla_cuda12") is not None
+    except ModuleNotFoundError:  # no jax_plugins namespace at all
+        return False
+
+
+def why_unavailable() -> str | None:
+    """None when cross-compiling works here, else what is missing and how
+    to get it."""
+    import jaxlib
+    if _plugin_importable():
+        return None
+    folder = plugin_folder()
+    found = glob.glob(os.path.join(folder, "jax_cuda12_plugin-*.dist-info"))
+    if not found:
+        return (f"the CUDA plugin is not in {folder}: run `make install`, "
+                f"or pip install --no-deps --target {folder} "
+                f"jax-cuda12-plugin=={jaxlib.__version__} "
+                f"jax-cuda12-pjrt=={jaxlib.__version__}")
+    version = os.path.basename(found[0]).split("-")[1].removesuffix(
+        ".dist")
+    if version != jaxlib.__version__:
+        return (f"the CUDA plugin in {folder} is {version} but jaxlib is "
+                f"{jaxlib.__version__}: run `make install` again")
+    return None
+
+
+def available() -> bool:
+    """True when this machine can compile for the H100 (`why_unavailable`
+    says why not)."""
+    return why_unavailable() is None
+
+
+def label(spec: dict[str, Any] = H100_SXM) -> str:
+    """Where a cross-compiled result comes from, for a table's caption."""
+    import jaxlib
+    return (f"compiled for an {spec['device_description_str']} by XLA:GPU "
+            f"(jaxlib {jaxlib.__version__}) on this machine, without "
+            f"running it")
+
+
+def run(target: str, *args: Any, timeout: float = 600) -> Any:
+    """Call ``target`` (``"package.module:function"``) with ``args`` in a
+    child process that compiles for H100s, and return its JSON result.
+
+    Raises:
+        RuntimeError: the plugin is missing (with how to install it), or
+            the child failed (with the end of its output).
+        ValueError: ``target`` is not ``"module:function"``.
+    """
+    if target.count(":") != 1:
+        raise ValueError(f"name the function as 'package.module:function'; "
+                         f"got {target!r}.")
+    reason = why_unavailable()
+    if reason:
+        raise RuntimeError(f"cannot compile for a GPU here: {reason}")
+    from helpers import env
+    child_env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    child_env.pop("XLA_FLAGS", None)  # the parent's simulated devices
+    if not _plugin_importable():
+        child_env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (plugin_folder(), env.repo_root(),
+                        os.environ.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.crosscompile", target,
+         json.dumps(args)], env=child_env, capture_output=True, text=True,
+        timeout=timeout, cwd=env.repo_root())
+    if done.returncode != 0:
+        raise RuntimeError(f"compiling for the GPU in {target} failed:\n"
+                           f"{(done.stdout + done.stderr)[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+# --- in the child: compile-only H100 devices ------------------------------
+
+@functools.cache
+def devices(count: int = 1) -> list[Any]:
+    """``count`` compile-only H100s, as one node (child process only)."""
+    from jax.experimental import topologies
+    topology = topologies.get_topology_desc(
+        platform="cuda", topology=f"1x1x{count}",
+        target_config=target_config())
+    return list(topology.devices)
+
+
+def compile_for_gpu(fn: Callable[..., Any], *args: Any,
+                    compiler_options: dict[str, Any] | None = None) -> Any:
+    """``jax.jit(fn)`` compiled for one H100 (child process only).
+
+    ``args`` are arrays or ``jax.ShapeDtypeStruct``s; any without a
+    sharding are placed on the first device. Shard them over `devices`
+    yourself for more than one GPU.
+    """
+    import jax
+    from jax.sharding import SingleDeviceSharding
+    one = SingleDeviceSharding(devices(1)[0])
+
+    def spec(x: Any) -> Any:
+        if getattr(x, "sharding", None) is not None and isinstance(
+                x, jax.ShapeDtypeStruct):
+            return x
+        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=one)
+
+    specs = jax.tree.map(spec, args)
+    return jax.jit(fn).trace(*specs).lower().compile(
+        compiler_options=compiler_options or {})
+
+
+def self_check() -> dict[str, Any]:
+    """A child function for the tests: eight devices exist, and a small
+    program compiles for them."""
+    import jax.numpy as jnp
+    x = jnp.ones((1024, 1024))
+    compiled = compile_for_gpu(lambda v: jnp.tanh(v @ v), x)
+    return {"platform": devices(1)[0].platform, "devices": len(devices(8)),
+            "output_bytes": compiled.memory_analysis().output_size_in_bytes}
+
+
+def _child(target: str, args_json: str) -> None:
+    module_name, function_name = target.split(":")
+    function = getattr(importlib.import_module(module_name), function_name)
+    print(json.dumps(function(*json.loads(args_json))))
+
+
+if __name__ == "__main__":
+    _child(*sys.argv[1:3])

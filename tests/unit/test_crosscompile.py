@@ -1,0 +1,57 @@
+"""Compiling for an H100 without one: the target description, the child
+process, and the errors a reader meets when the plugin is missing."""
+
+import os
+
+import pytest
+
+from helpers import crosscompile
+
+needs_plugin = pytest.mark.skipif(not crosscompile.available(),
+                                  reason=str(crosscompile.why_unavailable()))
+
+
+def test_ci_has_the_plugin():
+    # CI runs `make test`, which installs it: the GPU compilations must
+    # run there, not skip
+    if os.environ.get("CI"):
+        assert crosscompile.available(), crosscompile.why_unavailable()
+
+
+def test_target_config_describes_an_h100():
+    text = crosscompile.target_config()
+    assert "cuda_compute_capability { major: 9 minor: 0 }" in text
+    assert "core_count: 132" in text and "threads_per_warp: 32" in text
+    assert 'device_description_str: "NVIDIA H100 80GB HBM3"' in text
+
+
+def test_a_missing_plugin_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(crosscompile, "_plugin_importable", lambda: False)
+    monkeypatch.setenv(crosscompile.PLUGIN_FOLDER_ENV, str(tmp_path))
+    assert not crosscompile.available()
+    assert "make install" in crosscompile.why_unavailable()
+    with pytest.raises(RuntimeError, match="cannot compile for a GPU"):
+        crosscompile.run("helpers.workbook.fusion:kinds_on_gpu", [25])
+    # a plugin of another jaxlib is refused too
+    (tmp_path / "jax_cuda12_plugin-0.0.1.dist-info").mkdir()
+    assert "is 0.0.1 but jaxlib is" in crosscompile.why_unavailable()
+
+
+def test_the_function_is_named_with_its_module():
+    with pytest.raises(ValueError, match="package.module:function"):
+        crosscompile.run("kinds_on_gpu", [25])
+
+
+@needs_plugin
+def test_a_failing_child_reports_its_error():
+    with pytest.raises(RuntimeError, match="no_such_function"):
+        crosscompile.run("helpers.workbook.fusion:no_such_function")
+
+
+@needs_plugin
+def test_kernels_and_buffers_come_from_xla_gpu():
+    facts = crosscompile.run("helpers.crosscompile:self_check")
+    # compile-only devices of the GPU platform, and XLA:GPU sized the output
+    assert facts["platform"] == "gpu"
+    assert facts["devices"] == 8
+    assert facts["output_bytes"] == 4 * 1024 * 1024
