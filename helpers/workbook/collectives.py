@@ -235,14 +235,12 @@ _GPU_FLAGS = ("xla_gpu_all_reduce_combine_threshold_bytes",
 
 
 def compile_only_gpus(n: int) -> jax.sharding.Mesh:
-    """A ``(n/2, 2)`` ``data`` x ``model`` mesh of *compile-only* GPUs
-    like the attached one: XLA compiles for ``n`` GPUs without having
-    them, so one GPU shows what eight would run."""
-    from jax.experimental import topologies
+    """A ``(n/2, 2)`` ``data`` x ``model`` mesh of *compile-only* H100s:
+    XLA compiles for ``n`` GPUs without having them (run it through
+    `helpers.crosscompile.run`, which works with or without a GPU)."""
+    from helpers import crosscompile
 
-    topology = topologies.get_topology_desc(platform="cuda",
-                                            topology=f"1x1x{n}")
-    grid = np.array(topology.devices).reshape(n // 2, 2)
+    grid = np.array(crosscompile.devices(n)).reshape(n // 2, 2)
     return jax.sharding.Mesh(grid, ("data", "model"))
 
 

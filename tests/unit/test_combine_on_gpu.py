@@ -1,0 +1,31 @@
+"""What XLA:GPU's combiners do to the collectives of a step compiled for
+eight H100s: checked here, without a GPU, through helpers.crosscompile."""
+
+import pytest
+
+from helpers import crosscompile
+
+pytestmark = pytest.mark.skipif(not crosscompile.available(),
+                                reason=str(crosscompile.why_unavailable()))
+
+
+@pytest.fixture(scope="module")
+def rows():
+    combine = crosscompile.run("helpers.workbook.collectives:combine_on_gpu")
+    return {(r["plan"], r["threshold_bytes"]): r for r in combine["rows"]}
+
+
+def test_a_zero_threshold_keeps_every_gradient_all_reduce_apart(rows):
+    # 6 blocks x 2 weights: one all-reduce each when nothing is combined
+    assert rows["data parallel", 0]["all-reduce"] == 12
+    # four 1 MiB gradients fit under 4 MiB; the default combines all
+    assert rows["data parallel", 4 << 20]["all-reduce"] == 3
+    assert rows["data parallel", None]["all-reduce"] == 1
+
+
+def test_fsdp_scatters_gradients_on_the_gpu(rows):
+    # XLA:GPU turns all-reduce + slice into reduce-scatter (XLA:CPU
+    # does not), and gathers each weight when nothing is combined
+    apart = rows["fully sharded (FSDP)", 0]
+    assert apart["all-gather"] == 12 and apart["reduce-scatter"] == 12
+    assert "all-reduce" not in apart
