@@ -223,6 +223,51 @@ def remat_table(width: int, hidden: int, batch: int) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("remat")
 
 
+# JAX preallocates 75% of a GPU's memory and allocates arrays from that
+# pool (https://docs.jax.dev/en/latest/gpu_memory_allocation.html): of an
+# H100's 80 GB, this is what a program gets.
+H100_POOL_BYTES = int(0.75 * 80 * 2**30)
+
+
+def _remat_compiled(width: int, hidden: int, batch: int, checkpoint: bool
+                    ) -> Any:
+    """The gradient of `deep_loss`, compiled for an H100 (run through
+    `helpers.crosscompile.run`): no arrays are made, only their shapes."""
+    from helpers import crosscompile
+    params = {"w1": jax.ShapeDtypeStruct((width, hidden), jnp.float32),
+              "w2": jax.ShapeDtypeStruct((hidden, width), jnp.float32)}
+    x = jax.ShapeDtypeStruct((batch, width), jnp.float32)
+    return crosscompile.compile_for_gpu(
+        jax.grad(lambda p, x: deep_loss(p, x, checkpoint)), params, x)
+
+
+def _peak_bytes(compiled: Any) -> int:
+    """Arguments, outputs and temporaries of one call, from XLA's buffer
+    assignment (outputs that reuse an argument's buffer count once)."""
+    m = compiled.memory_analysis()
+    return (m.argument_size_in_bytes + m.output_size_in_bytes
+            + m.temp_size_in_bytes - m.alias_size_in_bytes)
+
+
+def remat_on_gpu(width: int, hidden: int, batch: int) -> list[dict]:
+    """`remat_table`'s compile-time columns as XLA:GPU compiles them for
+    an H100, with and without checkpointing: temporary memory and matrix
+    products at ``batch``, and the bytes each example adds to the step's
+    peak (from compiling at ``batch`` and ``2 * batch``)."""
+    rows = []
+    for checkpoint in (False, True):
+        compiled = _remat_compiled(width, hidden, batch, checkpoint)
+        double = _remat_compiled(width, hidden, 2 * batch, checkpoint)
+        per_example = (_peak_bytes(double) - _peak_bytes(compiled)) / batch
+        rows.append({"remat": checkpoint, "temp MB":
+                     compiled.memory_analysis().temp_size_in_bytes / 1e6,
+                     "dots": dot_count(compiled.as_text()),
+                     "bytes per example": per_example,
+                     "fixed bytes": _peak_bytes(compiled)
+                     - per_example * batch})
+    return rows
+
+
 def dot_count(text: str) -> int:
     """Matrix products in a compiled module, fused ones included."""
     return hlo.op_counts(text, entry_only=False).get("dot", 0)

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from helpers import meshes
+from helpers import crosscompile, meshes
 from helpers.workbook import claims, steps, transforms
 
 
@@ -104,3 +104,15 @@ def test_claims_table_says_when_the_gpu_has_no_recording(measured):
     assert (table["reference GPU"] == "(no recording yet)").all()
     assert set(table["verdict here"]) <= {"holds", "holds with caveats",
                                           "does not hold"}
+
+
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason=str(crosscompile.why_unavailable()))
+def test_xla_gpu_keeps_the_recomputation_that_xla_cpu_drops():
+    rows = {r["remat"]: r for r in crosscompile.run(
+        "helpers.workbook.transforms:remat_on_gpu", 1024, 4096, 4096)}
+    # one product per block computed again, fewer bytes kept per example
+    assert rows[True]["dots"] - rows[False]["dots"] == 6
+    assert rows[True]["temp MB"] < rows[False]["temp MB"]
+    assert rows[True]["bytes per example"] < rows[False][
+        "bytes per example"]
