@@ -57,6 +57,7 @@ H100_SXM = {
 DNN_VERSION = (9, 8)      # cuDNN and CUDA as shipped with jax 0.10 wheels
 CUDA_RUNTIME = (12, 8)
 PLUGIN_FOLDER_ENV = "BOOK_CROSS_PLUGIN"
+CHILD_ENV = "BOOK_COMPILING_FOR_GPU"  # set in the child processes of `run`
 
 
 def target_config(spec: dict[str, Any] = H100_SXM) -> str:
@@ -148,7 +149,7 @@ def run(target: str, *args: Any, timeout: float = 600) -> Any:
     if reason:
         raise RuntimeError(f"cannot compile for a GPU here: {reason}")
     from helpers import env
-    child_env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    child_env = {**os.environ, "JAX_PLATFORMS": "cpu", CHILD_ENV: "1"}
     child_env.pop("XLA_FLAGS", None)  # the parent's simulated devices
     if not _plugin_importable():
         child_env["PYTHONPATH"] = os.pathsep.join(
@@ -165,6 +166,12 @@ def run(target: str, *args: Any, timeout: float = 600) -> Any:
 
 
 # --- in the child: compile-only H100 devices ------------------------------
+
+def compiling_for_gpu() -> bool:
+    """True in a child of `run`: code that picks a GPU or a CPU path (a
+    Pallas kernel or its interpreter) should take the GPU's."""
+    return os.environ.get(CHILD_ENV) == "1"
+
 
 @functools.cache
 def devices(count: int = 1) -> list[Any]:

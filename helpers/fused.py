@@ -30,8 +30,9 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as pltriton
 
-from helpers import env, padding, pallas_ir
+from helpers import crosscompile, env, padding, pallas_ir
 
 Step = Callable[[Any, Any], tuple[Any, Any]]
 
@@ -92,6 +93,8 @@ def _no_gpu_kernel() -> bool:
     """True when this machine cannot compile Pallas for its GPU: no GPU, or
     one older than Pallas's Triton backend supports (a T4), which gets the
     interpreter with a warning that says so."""
+    if crosscompile.compiling_for_gpu():
+        return False  # compiling for an H100, which Pallas supports
     if not env.on_gpu():
         return True
     support = env.capabilities()["Pallas (Triton backend)"]
@@ -288,9 +291,12 @@ def _launch(fn: Callable[..., Any], length: int, reverse: bool,
         for ref, leaf in zip(carry_refs, jax.tree.leaves(carry)):
             ref[...] = leaf
 
-    outs = pl.pallas_call(kernel, out_shape=out_shapes,
-                          interpret=interpret)(*init_leaves, *xs_leaves,
-                                               *consts)
+    # Triton, by name: since jax 0.10 Pallas on a GPU defaults to Mosaic
+    # GPU (jax_pallas_use_mosaic_gpu), and the checks above are Triton's.
+    backend = {} if interpret else {"compiler_params":
+                                    pltriton.CompilerParams()}
+    outs = pl.pallas_call(kernel, out_shape=out_shapes, interpret=interpret,
+                          **backend)(*init_leaves, *xs_leaves, *consts)
     n_carry, n_y = len(init_leaves), len(y_leaves)
     final = jax.tree.unflatten(carry_tree, outs[:n_carry])
     ys = jax.tree.unflatten(y_tree, outs[n_carry:n_carry + n_y])

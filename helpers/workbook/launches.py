@@ -185,6 +185,29 @@ def step_loop_launches(text: str, iterations: int) -> int | None:
     return None if main is None else _kernels_per_iteration(main)
 
 
+def launches_on_gpu(steps: int = STEPS) -> list[dict[str, Any]]:
+    """Kernels per step of every variant as XLA:GPU compiles it for an
+    H100 (run through `helpers.crosscompile.run`), float32."""
+    from helpers import crosscompile
+    weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
+    rows = []
+    for name, variant in VARIANTS.items():
+        if variant is while_traced:  # the bound is an argument
+            compiled = crosscompile.compile_for_gpu(
+                variant, weights, key, jnp.int32(steps))
+        else:
+            compiled = crosscompile.compile_for_gpu(
+                lambda w, k, v=variant: v(w, k, steps), weights, key)
+        text = compiled.as_text()
+        per_step = step_loop_launches(text, steps)
+        rows.append({"variant": name, "launches per step":
+                     hlo.kernel_count(text) / steps if per_step is None
+                     else per_step,
+                     "custom calls": sorted({c.target for c in
+                                             hlo.custom_calls(text)})})
+    return rows
+
+
 def _main_loop(text: str, iterations: int) -> hlo.WhileLoop | None:
     """The loop over the steps: the one that runs ``iterations`` times or
     whose count is unknown (random-number loops of 5 trips are others)."""

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from helpers import crosscompile
 from helpers.workbook import launches
 
 WEIGHTS = launches.init_weights(jax.random.key(0))
@@ -86,3 +87,20 @@ def test_a_failing_flag_run_says_which_flags():
     with pytest.raises(RuntimeError, match="--not_a_flag"):
         launches.measure_with_flags("--not_a_flag", ["while, static bound"],
                                     steps=16, repeat=1)
+
+
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason=str(crosscompile.why_unavailable()))
+def test_kernels_per_step_as_xla_gpu_compiles_them_for_an_h100():
+    rows = {r["variant"]: r for r in crosscompile.run(
+        "helpers.workbook.launches:launches_on_gpu", 200)}
+    per_step = {name: r["launches per step"] for name, r in rows.items()}
+    # the unknown trip count adds the condition's kernel to every step
+    assert per_step["while, traced bound"] == (
+        per_step["while, static bound"] + 1)
+    assert per_step["scan, noise outside"] < per_step["scan, split per step"]
+    # the whole loop is one Triton kernel (not Mosaic GPU, Pallas's
+    # default on GPUs since jax 0.10)
+    fused = rows["fused_scan (one kernel)"]
+    assert fused["custom calls"] == ["__gpu$xla.gpu.triton"]
+    assert fused["launches per step"] < 0.1
