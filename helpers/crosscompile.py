@@ -6,7 +6,10 @@ program is a separate step. JAX's CUDA plugin can compile for
 *compile-only* devices (`jax.experimental.topologies`) when it is handed
 that description as a ``GpuTargetConfigProto``, with no GPU, driver or
 CUDA libraries present. So a CPU machine can show what XLA:GPU does with a
-program, though never how fast it runs.
+program, though never how fast it runs. One kind of decision is missing:
+the choices XLA:GPU makes by timing candidate kernels on the device
+(autotuning: which GEMM library or Triton tiling) fall back to defaults
+here, so read GEMM kernels from a real GPU, not from these compilations.
 
 The plugin (``jax-cuda12-plugin`` and ``jax-cuda12-pjrt``, the version of
 the installed jaxlib) is kept out of the main environment, where it would
