@@ -10,6 +10,7 @@ Each module has one job; import the ones a chapter needs::
 - `recorded`: reference GPU results with provenance; live or recorded.
 - `hlo`: fusions, kernels, while loops, collectives and aliasing of the
   compiled module.
+- `crosscompile`: XLA:GPU compiling for an H100 on a machine without one.
 - `fused`: `fused_scan`, a whole `lax.scan` as one Pallas kernel.
 - `trace`: jax.profiler traces as DataFrames.
 - `plots`: the book's figure style; live and recorded sweeps.
