@@ -25,6 +25,7 @@ give it H100 devices, and returns what it returns (as JSON).
 
 from __future__ import annotations
 
+import base64
 import functools
 import glob
 import importlib
@@ -168,6 +169,26 @@ def run(target: str, *args: Any, timeout: float = 600) -> Any:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def compiled_text(fn: Callable[..., Any], *args: Any,
+                  compiler_options: dict[str, Any] | None = None) -> str:
+    """The optimised HLO that XLA:GPU compiles ``fn(*args)`` to for one
+    H100, from any machine: a function defined anywhere (a notebook cell,
+    an exercise answer), not only one a child can import.
+
+    ``fn`` is exported for CUDA here (`jax.export`, which lowers for a
+    platform this machine lacks), serialised, and compiled in the child.
+    ``args`` are arrays or ``jax.ShapeDtypeStruct``s; only their shapes
+    and dtypes matter, so sizes no CPU could hold are fine.
+    """
+    import jax
+    from jax import export
+    specs = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in args]
+    exported = export.export(jax.jit(fn), platforms=["cuda"])(*specs)
+    blob = base64.b64encode(exported.serialize()).decode("ascii")
+    return run("helpers.crosscompile:_compile_exported", blob,
+               compiler_options or {})
+
+
 # --- in the child: compile-only H100 devices ------------------------------
 
 def compiling_for_gpu() -> bool:
@@ -217,6 +238,19 @@ def self_check() -> dict[str, Any]:
     compiled = compile_for_gpu(lambda v: jnp.tanh(v @ v), x)
     return {"platform": devices(1)[0].platform, "devices": len(devices(8)),
             "output_bytes": compiled.memory_analysis().output_size_in_bytes}
+
+
+def _compile_exported(blob: str, compiler_options: dict[str, Any]) -> str:
+    """The child's half of `compiled_text`."""
+    import jax
+    from jax import export
+    exported = export.deserialize(bytearray(base64.b64decode(blob)))
+    if any(a.dtype.itemsize == 8 for a in exported.in_avals):
+        jax.config.update("jax_enable_x64", True)  # this process only
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype)
+             for a in exported.in_avals]
+    return compile_for_gpu(exported.call, *specs,
+                           compiler_options=compiler_options).as_text()
 
 
 def _child(target: str, args_json: str) -> None:

@@ -25,7 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from helpers import bench, env, hlo, roofline
-from helpers.exercises import Exercise, Outcome, hlo_fact, matches_reference
+from helpers.exercises import (Exercise, Outcome, hlo_fact, learner_error,
+                               matches_reference)
 from helpers.hlo.parsing import braced_attribute
 
 WARP_SIZE = 32  # threads per warp on every NVIDIA GPU
@@ -244,6 +245,29 @@ def _fast_enough(fraction: float) -> Callable[[Callable[..., Any]],
     return criterion
 
 
+_SOURCE_K25 = tuple(jax.ShapeDtypeStruct(shape, jnp.float32) for shape in
+                    ((1000, 1000, 3, 25), (1000, 1000, 25, 1)))
+
+
+def _loop_reductions_on_h100(fn: Callable[..., Any]) -> Outcome:
+    """XLA:GPU's own verdict: compiled for an H100 at the source's shapes,
+    no reduce fusion is a loop (skipped without the CUDA plugin)."""
+    from helpers import crosscompile
+    name = "XLA:GPU, compiling for an H100, emits no reduction as a loop"
+    hint = "Look at the fusion kinds again."
+    if not crosscompile.available():
+        return Outcome(name, "skip", "cannot compile for a GPU here: "
+                       + crosscompile.why_unavailable())
+    try:
+        text = crosscompile.compiled_text(fn, *_SOURCE_K25)
+    except Exception as err:
+        return learner_error(name, err, hint)
+    kinds = [f.kind for f in hlo.fusions(text) if f.root_op == "reduce"]
+    if "kLoop" in kinds:
+        return Outcome(name, "fail", f"reduce fusions: {kinds}", hint)
+    return Outcome(name, "pass", f"reduce fusions: {kinds}")
+
+
 _K25 = _cases(25, jnp.float32, (40, 5), 0)
 fast_reduction = Exercise(
     "Exercise 2.1: K=25 at kInput speed",
@@ -253,7 +277,7 @@ fast_reduction = Exercise(
               _slow_reductions, _K25,
               hint="The reduction emitter takes rows of at least 32, or "
                    "of a size that divides 32."),
-     _fast_enough(0.7)],
+     _loop_reductions_on_h100, _fast_enough(0.7)],
     hints=["Which sizes of K does XLA:GPU reduce with kInput?",
            "Zeros do not change a sum: pad K.",
            "jnp.pad inside the function fuses into the reduction."])

@@ -55,3 +55,18 @@ def test_kernels_and_buffers_come_from_xla_gpu():
     assert facts["platform"] == "gpu"
     assert facts["devices"] == 8
     assert facts["output_bytes"] == 4 * 1024 * 1024
+
+
+@needs_plugin
+def test_any_function_compiles_for_the_h100_through_export():
+    import jax
+    import jax.numpy as jnp
+
+    from helpers import hlo
+
+    # a lambda no child could import, at a size no CPU would allocate
+    a = jax.ShapeDtypeStruct((1000, 1000, 3, 25), jnp.float32)
+    b = jax.ShapeDtypeStruct((1000, 1000, 25, 1), jnp.float32)
+    text = crosscompile.compiled_text(lambda a, b: a @ b, a, b)
+    assert [(f.kind, f.root_op) for f in hlo.fusions(text)] == [
+        ("kLoop", "reduce")]
