@@ -106,6 +106,8 @@ def why_unavailable() -> str | None:
     """None when cross-compiling works here, else what is missing and how
     to get it."""
     import jaxlib
+    if importlib.util.find_spec("flatbuffers") is None:
+        return "jax.export needs flatbuffers: pip install flatbuffers"
     if _plugin_importable():
         return None
     folder = plugin_folder()
