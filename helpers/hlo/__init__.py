@@ -11,13 +11,14 @@ chapter can print and a test can assert on:
   kernels one call launches, while loops and their trip counts;
 * `compare`: whether two functions compile to the same program;
 * `collectives`: all-reduce, all-gather and friends with their device
-  groups.
+  groups, and the kernels scheduled to overlap each asynchronous one.
 
 Every function accepts either a function with example arguments (compiled
 here) or the compiled HLO text itself.
 """
 
-from helpers.hlo.collectives import Collective, collectives
+from helpers.hlo.collectives import (AsyncWindow, Collective, async_windows,
+                                     collectives)
 from helpers.hlo.compare import canonical_lines, program_diff
 from helpers.hlo.kernels import (CustomCall, Fusion, WhileLoop, custom_calls,
                                  fusions, kernel_count, kernels, op_counts,
@@ -25,8 +26,8 @@ from helpers.hlo.kernels import (CustomCall, Fusion, WhileLoop, custom_calls,
 from helpers.hlo.parsing import (Alias, Instruction, aliases, compile,
                                  compiled_text, op_names, parse)
 
-__all__ = ["Alias", "Collective", "CustomCall", "Fusion", "Instruction",
-           "WhileLoop", "aliases", "canonical_lines", "collectives",
-           "compile", "compiled_text", "custom_calls", "fusions",
-           "kernel_count", "kernels", "op_counts",
-           "op_names", "parse", "program_diff", "while_loops"]
+__all__ = ["Alias", "AsyncWindow", "Collective", "CustomCall", "Fusion",
+           "Instruction", "WhileLoop", "aliases", "async_windows",
+           "canonical_lines", "collectives", "compile", "compiled_text",
+           "custom_calls", "fusions", "kernel_count", "kernels",
+           "op_counts", "op_names", "parse", "program_diff", "while_loops"]

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from helpers.hlo.kernels import launches_kernel
 from helpers.hlo.parsing import Instruction, braced_attribute, module
 
 _KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
@@ -68,6 +69,49 @@ def collectives(fn: Callable[..., Any] | str, *args: Any
     return [_collective(inst) for name, body in mod.items()
             if name != "ENTRY" for inst in body
             if inst.op.removesuffix("-start") in _KINDS]
+
+
+@dataclasses.dataclass(frozen=True)
+class AsyncWindow:
+    """An asynchronous collective and the work scheduled while it runs.
+
+    Attributes:
+        name: the ``*-start`` instruction.
+        kind: e.g. ``'all-reduce'``.
+        kernels_between: kernels XLA placed between the start and its
+            ``*-done``: the compute that can hide the communication.
+    """
+
+    name: str
+    kind: str
+    kernels_between: int
+
+
+def async_windows(fn: Callable[..., Any] | str, *args: Any
+                  ) -> list[AsyncWindow]:
+    """The overlap XLA scheduled for each asynchronous collective of the
+    entry computation. A compiled module is printed in its schedule's
+    order, so the kernels between a ``*-start`` and its ``*-done`` are the
+    ones that run while the communication does.
+
+    Args:
+        fn: a function (jitted here if needed), or compiled HLO text.
+        *args: example arguments when ``fn`` is a function.
+    """
+    entry = module(fn, args)["ENTRY"]
+    started: dict[str, tuple[int, str]] = {}
+    windows = []
+    for position, inst in enumerate(entry):
+        kind = inst.op.removesuffix("-start")
+        if inst.op.endswith("-start") and kind in _KINDS:
+            started[inst.name] = (position, kind)
+        elif inst.op.endswith("-done") and inst.operands and (
+                inst.operands[0] in started):
+            start, kind = started.pop(inst.operands[0])
+            between = [i for i in entry[start + 1:position]
+                       if launches_kernel(i) and not i.op.endswith("-start")]
+            windows.append(AsyncWindow(inst.operands[0], kind, len(between)))
+    return windows
 
 
 def _collective(inst: Instruction) -> Collective:

@@ -179,10 +179,12 @@ def kernels(fn: Callable[..., Any] | str, *args: Any) -> list[Instruction]:
     On a GPU each is one kernel launch (a library call may launch a few);
     on a CPU each is one step of XLA's runtime.
     """
-    return [i for i in _launched(module(fn, args)) if _launches(i)]
+    return [i for i in _launched(module(fn, args)) if launches_kernel(i)]
 
 
-def _launches(inst: Instruction) -> bool:
+def launches_kernel(inst: Instruction) -> bool:
+    """True for an instruction that launches work on the device (a fusion,
+    a library call, a collective's start), not bookkeeping."""
     return inst.op not in _NO_LAUNCH and not inst.op.endswith("-done")
 
 
@@ -201,7 +203,7 @@ def _count(mod: Module, computation: str) -> int | None:
             counts = [_count(mod, b) for b in _branches(inst)]
             part = None if None in counts else max(counts, default=0)
         else:
-            part = int(_launches(inst))
+            part = int(launches_kernel(inst))
         if part is None:
             return None
         total += part

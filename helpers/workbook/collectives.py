@@ -265,7 +265,10 @@ def combine_on_gpu(devices: int = 8, layers: int = 6) -> dict[str, Any]:
                        {flag: threshold for flag in _GPU_FLAGS})
             text = lowered.compile(compiler_options=options).as_text()
             rows.append({"plan": name, "threshold_bytes": threshold,
-                         **collective_counts(text)})
+                         **collective_counts(text),
+                         "kernels overlapping": sum(
+                             w.kernels_between
+                             for w in hlo.async_windows(text))})
     return {"devices": devices, "layers": layers, "weight_bytes": 1 << 20,
             "rows": rows}
 

@@ -29,3 +29,11 @@ def test_fsdp_scatters_gradients_on_the_gpu(rows):
     apart = rows["fully sharded (FSDP)", 0]
     assert apart["all-gather"] == 12 and apart["reduce-scatter"] == 12
     assert "all-reduce" not in apart
+
+
+def test_combining_everything_leaves_nothing_to_overlap(rows):
+    # separate all-reduces start as each gradient is ready and overlap the
+    # rest of the backward pass; one combined all-reduce waits for the
+    # last gradient, so no kernel runs beside it
+    assert rows["data parallel", 0]["kernels overlapping"] > 0
+    assert rows["data parallel", None]["kernels overlapping"] == 0

@@ -187,6 +187,45 @@ def test_collectives_from_text_with_iota_groups():
         hlo.Alias((), 0, (), "must-alias")]
 
 
+OVERLAP_TEXT = """HloModule m, is_scheduled=true
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%f (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%x)
+}
+
+ENTRY %main (p: f32[4], q: f32[4]) -> (f32[4], f32[4]) {
+  %p = f32[4]{0} parameter(0)
+  %q = f32[4]{0} parameter(1)
+  %first = f32[4]{0} all-reduce-start(%p), to_apply=%add
+  %k1 = f32[4]{0} fusion(%q), kind=kLoop, calls=%f
+  %second = f32[4]{0} all-reduce-start(%k1), to_apply=%add
+  %k2 = f32[4]{0} fusion(%k1), kind=kLoop, calls=%f
+  %done1 = f32[4]{0} all-reduce-done(%first)
+  %done2 = f32[4]{0} all-reduce-done(%second)
+  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%done1, %done2)
+}
+"""
+
+
+def test_async_windows_count_the_kernels_scheduled_inside():
+    first, second = hlo.async_windows(OVERLAP_TEXT)
+    # two fusions run while the first all-reduce does (the second's
+    # start is communication, not compute); one during the second
+    assert first == hlo.AsyncWindow("first", "all-reduce", 2)
+    assert second == hlo.AsyncWindow("second", "all-reduce", 1)
+    # a done right after its start overlaps nothing; the synchronous
+    # all-gather has no window at all
+    assert hlo.async_windows(COLLECTIVES_TEXT) == [
+        hlo.AsyncWindow("ar", "all-reduce", 0)]
+
+
 SHARD_MAP_PROGRAM = """
 import jax, jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
