@@ -58,7 +58,9 @@ H100_SXM = {
     "clock_rate_ghz": 1.98,                # boost clock
     "device_memory_size": 80 * 2**30,      # nominal 80 GB
 }
-DNN_VERSION = (9, 8)      # cuDNN and CUDA as shipped with jax 0.10 wheels
+# The oldest cuDNN jax 0.10's CUDA plugin accepts (its `with-cuda` extra
+# asks for nvidia-cudnn-cu12>=9.8), and a CUDA 12 runtime.
+DNN_VERSION = (9, 8)
 CUDA_RUNTIME = (12, 8)
 PLUGIN_FOLDER_ENV = "BOOK_CROSS_PLUGIN"
 CHILD_ENV = "BOOK_COMPILING_FOR_GPU"  # set in the child processes of `run`
