@@ -186,7 +186,8 @@ def compiled_text(fn: Callable[..., Any], *args: Any,
     """
     import jax
     from jax import export
-    specs = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in args]
+    specs = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
+                         args)
     exported = export.export(jax.jit(fn), platforms=["cuda"])(*specs)
     blob = base64.b64encode(exported.serialize()).decode("ascii")
     return run("helpers.crosscompile:_compile_exported", blob,
@@ -251,10 +252,12 @@ def _compile_exported(blob: str, compiler_options: dict[str, Any]) -> str:
     exported = export.deserialize(bytearray(base64.b64decode(blob)))
     if any(a.dtype.itemsize == 8 for a in exported.in_avals):
         jax.config.update("jax_enable_x64", True)  # this process only
-    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype)
-             for a in exported.in_avals]
-    return compile_for_gpu(exported.call, *specs,
-                           compiler_options=compiler_options).as_text()
+    specs = jax.tree.unflatten(exported.in_tree, [
+        jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exported.in_avals])
+    args, kwargs = specs
+    return compile_for_gpu(functools.partial(exported.call, **kwargs),
+                           *args, compiler_options=compiler_options
+                           ).as_text()
 
 
 def _child(target: str, args_json: str) -> None:

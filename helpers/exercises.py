@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from helpers import bench, env, hlo, stats
+from helpers import bench, crosscompile, env, hlo, stats
 from helpers.widgets import with_static_view
 
 Criterion = Callable[[Callable[..., Any]], "Outcome"]
@@ -117,19 +117,29 @@ def matches_reference(reference: Callable[..., Any],
 
 
 def hlo_fact(description: str, predicate: Callable[[str], bool | str],
-             args: tuple[Any, ...], *, hint: str = "") -> Criterion:
+             args: tuple[Any, ...], *, hint: str = "",
+             for_h100: bool = False) -> Criterion:
     """A criterion on the compiled HLO of ``fn(*args)``.
 
     Args:
         description: the fact in words, e.g. "one kInput fusion".
         predicate: receives the compiled HLO text; returns True when the
             fact holds, or False (or a string saying what was found).
-        args: example arguments to compile with.
+        args: example arguments to compile with (with ``for_h100``,
+            ``jax.ShapeDtypeStruct``s of any size will do).
         hint: shown when the fact does not hold.
+        for_h100: read the module XLA:GPU compiles for an H100
+            (`helpers.crosscompile`, no GPU needed) instead of this
+            machine's; skipped, with the reason, where that cannot run.
     """
     def criterion(fn: Callable[..., Any]) -> Outcome:
+        if for_h100 and not crosscompile.available():
+            return Outcome(description, "skip", "cannot compile for a GPU "
+                           "here: " + crosscompile.why_unavailable())
+        compiled_text = (crosscompile.compiled_text if for_h100
+                         else hlo.compiled_text)
         try:
-            text = hlo.compiled_text(fn, *args)
+            text = compiled_text(fn, *args)
         except Exception as err:
             return learner_error(description, err, hint)
         verdict = predicate(text)

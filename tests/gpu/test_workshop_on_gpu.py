@@ -8,7 +8,7 @@ from helpers import workshop
 pytestmark = pytest.mark.gpu
 
 # tests/unit/test_workbook.py finds these skipping a speed target on a CPU.
-TIMED = {"bmv", "fast", "batched_loss"}
+TIMED = {"bmv", "batched_loss"}
 
 
 @pytest.mark.parametrize("entry", [e for e in workshop.entries()

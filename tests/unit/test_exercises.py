@@ -128,3 +128,17 @@ def test_faster_than_judges_interleaved_runs(monkeypatch):
     assert slow.status == "fail" and slow.hint == "h"
     broken = ex.faster_than(_slow_double, (x,))(lambda a: a @ a[:3])
     assert broken.status == "fail" and "raised" in broken.detail
+
+
+def test_hlo_fact_can_read_the_module_compiled_for_an_h100(monkeypatch):
+    row = (jax.ShapeDtypeStruct((64, 32), jnp.float32),)
+    fact = ex.hlo_fact("a fast reduction", lambda t: "kind=kInput" in t,
+                       row, for_h100=True)
+    if ex.crosscompile.available():
+        assert fact(lambda x: x.sum(-1)).status == "pass"
+        assert fact(lambda x: x[:, :25].sum(-1)).status == "fail"
+    monkeypatch.setattr(ex.crosscompile, "available", lambda: False)
+    monkeypatch.setattr(ex.crosscompile, "why_unavailable",
+                        lambda: "no plugin")
+    skipped = fact(lambda x: x.sum(-1))
+    assert skipped.status == "skip" and "no plugin" in skipped.detail

@@ -37,7 +37,7 @@ STARTER_HINTS = {
 ENTRIES = workshop.entries()
 # The exercises that time the learner's code on a GPU
 # (tests/gpu/test_workshop_on_gpu.py checks those criteria run there).
-TIMED = {"bmv", "fast", "batched_loss"}
+TIMED = {"bmv", "batched_loss"}
 
 
 @functools.cache
