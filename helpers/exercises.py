@@ -2,10 +2,12 @@
 
 An `Exercise` is a list of criteria. Each criterion takes the learner's
 function and returns an `Outcome` (pass, fail or skip, with a detail and a
-hint). Three kinds cover the book:
+hint). Four kinds cover the book:
 
 * `matches_reference`: the numbers agree with a reference implementation;
-* `hlo_fact`: the compiled HLO has a property (a fusion kind, a count);
+* `hlo_fact`: the compiled HLO has a property (a fusion kind, a count),
+  read from this machine's module or from the one XLA:GPU compiles for an
+  H100;
 * `time_below`: on a GPU, the median time is under a target (skipped with
   a stated reason on a CPU);
 * `faster_than`: on a GPU, faster than the starter, judged by a rank test

@@ -250,7 +250,7 @@ _SOURCE_K25 = tuple(jax.ShapeDtypeStruct(shape, jnp.float32) for shape in
 
 def _no_loop_reduce(text: str) -> bool | str:
     """True when no reduce fusion of the module is a loop (kLoop)."""
-    kinds = [f.kind for f in hlo.fusions(text) if f.root_op == "reduce"]
+    kinds = _reduce_kinds(text)
     return "kLoop" not in kinds or f"reduce fusions: {kinds}"
 
 

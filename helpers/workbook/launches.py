@@ -172,10 +172,15 @@ def launches_per_step(variant: Callable[..., jax.Array], weights: Weights,
     every iteration); a program with no loop is ``kernels / steps``.
     """
     args = (weights, key, steps) + ((unroll,) if unroll != 1 else ())
-    main = _main_loop(hlo.compiled_text(variant, *args), int(steps) // unroll)
-    if main is None:
-        return hlo.kernel_count(variant, *args) / int(steps)
-    return _kernels_per_iteration(main) / unroll
+    return _per_step(hlo.compiled_text(variant, *args), int(steps), unroll)
+
+
+def _per_step(text: str, steps: int, unroll: int = 1) -> float:
+    """`launches_per_step` from compiled HLO text."""
+    per_pass = step_loop_launches(text, steps // unroll)
+    if per_pass is None:
+        return hlo.kernel_count(text) / steps
+    return per_pass / unroll
 
 
 def step_loop_launches(text: str, iterations: int) -> int | None:
@@ -199,10 +204,8 @@ def launches_on_gpu(steps: int = STEPS) -> list[dict[str, Any]]:
             compiled = crosscompile.compile_for_gpu(
                 lambda w, k, v=variant: v(w, k, steps), weights, key)
         text = compiled.as_text()
-        per_step = step_loop_launches(text, steps)
-        rows.append({"variant": name, "launches per step":
-                     hlo.kernel_count(text) / steps if per_step is None
-                     else per_step,
+        rows.append({"variant": name,
+                     "launches per step": _per_step(text, steps),
                      "custom calls": sorted({c.target for c in
                                              hlo.custom_calls(text)})})
     return rows

@@ -223,12 +223,6 @@ def remat_table(width: int, hidden: int, batch: int) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("remat")
 
 
-# JAX preallocates 75% of a GPU's memory and allocates arrays from that
-# pool (https://docs.jax.dev/en/latest/gpu_memory_allocation.html): of an
-# H100's 80 GB, this is what a program gets.
-H100_POOL_BYTES = int(0.75 * 80 * 2**30)
-
-
 def _remat_compiled(width: int, hidden: int, batch: int, checkpoint: bool
                     ) -> Any:
     """The gradient of `deep_loss`, compiled for an H100 (run through
@@ -262,9 +256,7 @@ def remat_on_gpu(width: int, hidden: int, batch: int) -> list[dict]:
         rows.append({"remat": checkpoint, "temp MB":
                      compiled.memory_analysis().temp_size_in_bytes / 1e6,
                      "dots": dot_count(compiled.as_text()),
-                     "bytes per example": per_example,
-                     "fixed bytes": _peak_bytes(compiled)
-                     - per_example * batch})
+                     "bytes per example": per_example})
     return rows
 
 
