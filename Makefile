@@ -5,13 +5,14 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-CROSS  := $(VENV)/cross/.installed
 
-.PHONY: book test test-gpu goals notebooks record sync install clean help
+.PHONY: book test test-newest test-gpu goals notebooks record sync install \
+	cross clean help
 
 help:
 	@echo "make book       build the HTML book into _build/html"
 	@echo "make test       run the whole test suite (CPU only)"
+	@echo "make test-newest  the suite again on Python 3.13 and the newest JAX"
 	@echo "make notebooks  re-execute every chapter here and store outputs"
 	@echo "make record     on a GPU: execute chapters, save reference results"
 	@echo "make test-gpu   on a GPU: strict notebook checks and GPU tests"
@@ -22,37 +23,44 @@ help:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q $(INSTALL_UPGRADE) -e '.[dev]'
 	touch $@
 
 # XLA:GPU's compiler without a GPU (helpers.crosscompile): JAX's CUDA
 # plugin for the installed jaxlib, in a side folder so that the main
 # environment never looks for a GPU. Optional: where no wheel exists (not
-# x86-64 Linux) the chapters say so and skip the compilations.
-$(CROSS): $(STAMP)
-	@v=$$($(PY) -c 'import jaxlib; print(jaxlib.__version__)'); \
-	if $(PY) -m pip install -q --no-deps --upgrade --target $(VENV)/cross \
-	    jax-cuda12-plugin==$$v jax-cuda12-pjrt==$$v; then touch $@; \
-	else echo "no CUDA plugin $$v for this machine: no GPU compilations"; fi
+# x86-64 Linux) the chapters say so and skip the compilations. Checked on
+# every run: a plugin left by another jaxlib is replaced.
+cross: $(STAMP)
+	@$(PY) scripts/cross_plugin.py $(VENV)/cross
 
-install: $(STAMP) $(CROSS)
+install: $(STAMP) cross
 
 book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
 	@echo "The book is in _build/html: open _build/html/index.html"
 
-test: $(STAMP) $(CROSS)
+test: $(STAMP) cross
 	$(PY) -m pytest tests chapters --nbval-lax -p no:cacheprovider
+
+# The same suite on the newest Python and JAX the registries give (Colab's
+# and the GPU host's end). Debian 12 has no Python 3.12+, so
+# scripts/newest_python.sh builds CPython 3.13 once into ~/.cache.
+NEWEST_VENV ?= .venv-newest
+test-newest:
+	@py=$$(scripts/newest_python.sh) && \
+	$(MAKE) --no-print-directory test VENV=$(NEWEST_VENV) PYTHON=$$py \
+	  INSTALL_UPGRADE=--upgrade
 
 sync: $(STAMP)
 	$(PY) scripts/notebooks.py sync
 
-notebooks: $(STAMP) $(CROSS)
+notebooks: $(STAMP) cross
 	$(PY) scripts/notebooks.py execute
 
 # On a CUDA machine: execute every chapter live, storing the outputs and
 # saving each chapter's reference results under recorded/<device>/.
-record: $(STAMP) $(CROSS)
+record: $(STAMP) cross
 	BOOK_RECORD=1 $(PY) scripts/notebooks.py execute
 
 # The result is kept in recorded/ for the Reproducibility page.

@@ -88,18 +88,24 @@ def target_config(spec: dict[str, Any] = H100_SXM) -> str:
 # --- in the parent: is the plugin there, and run a function in a child ----
 
 def plugin_folder() -> str:
-    """Where ``make install`` puts the plugin (``BOOK_CROSS_PLUGIN``
-    overrides it). A GPU machine has it in its environment instead."""
-    from helpers import env
+    """Where ``make install`` puts the plugin: ``cross`` inside the running
+    environment (``.venv/cross``; ``.venv-newest/cross`` for `make
+    test-newest`), or ``BOOK_CROSS_PLUGIN``. A GPU machine has the plugin
+    in its environment instead."""
     return os.environ.get(PLUGIN_FOLDER_ENV) or os.path.join(
-        env.repo_root(), ".venv", "cross")
+        sys.prefix, "cross")
+
+
+# JAX's CUDA plugins register as jax_plugins.xla_cuda12 or xla_cuda13.
+_PLUGIN_MODULES = ("jax_plugins.xla_cuda12", "jax_plugins.xla_cuda13")
 
 
 def _plugin_importable() -> bool:
-    """True where the plugin is installed in this environment (a GPU
+    """True where a CUDA plugin is installed in this environment (a GPU
     machine, or Colab)."""
     try:
-        return importlib.util.find_spec("jax_plugins.xla_cuda12") is not None
+        return any(importlib.util.find_spec(name) is not None
+                   for name in _PLUGIN_MODULES)
     except ModuleNotFoundError:  # no jax_plugins namespace at all
         return False
 

@@ -54,6 +54,13 @@ def test_pad_array_keeps_leading_axes_and_round_trips():
     ("matrix product", lambda x, w1, w2: jnp.exp(w2.T) @ jnp.exp(w2)),
     ("size-1 reshapes", lambda x, w1, w2: jnp.exp(w1.reshape(12))[None]),
     ("transpose and iota", lambda x, w1, w2: w2.T + jnp.arange(12.0)),
+    # derivatives: since jax 0.11.2 those of tanh, asin, acos and atanh
+    # emit the primitive one_minus_square
+    ("gradient of tanh", lambda x, w1, w2: jax.grad(
+        lambda w: jnp.tanh(w @ w2).sum())(w1)),
+    ("gradients of asin, acos, atanh", lambda x, w1, w2: jax.grad(
+        lambda w: (jnp.arcsin(w) + jnp.arccos(w) + jnp.arctanh(w)).sum()
+    )(jnp.tanh(w1) / 2)),
 ])
 def test_logical_results_match(name, fn):
     got, want = run_padded(fn, X, W1, W2)
