@@ -49,3 +49,23 @@ def glue_text(name: str, value: Any, fmt: str = ".3g", *,
     text = missing if value is None else format(value, fmt)
     glue(name, text)
     return text
+
+
+def glue_markdown(name: str, text: str) -> str:
+    """Glue a sentence that carries its own markup (code names in
+    backticks), for the prose to cite as ``{glue:md}`name` ``.
+
+    Example:
+        >>> glue_markdown("story", "The pass `dce` merged them.")
+        'The pass `dce` merged them.'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"glue_markdown takes a str, got "
+                        f"{type(text).__name__}; use glue_text for numbers.")
+    if importlib.util.find_spec("myst_nb") is not None:
+        from IPython.display import Markdown
+        glue(name, Markdown(text))
+    elif not name.replace("_", "").isalnum():
+        raise ValueError(f"glue name {name!r} must be letters, digits and "
+                         "'_' so the text can cite it.")
+    return text

@@ -17,7 +17,7 @@ complain at every start that it finds no GPU: ``make install`` puts it in
 ``.venv/cross`` (or set ``BOOK_CROSS_PLUGIN`` to another folder). Each
 compilation runs in a child process that sees it and only the CPU backend:
 
->>> crosscompile.run("helpers.workbook.fusion:kinds_on_gpu", [25])
+>>> crosscompile.run(fusion.kinds_on_gpu, [25])
 
 calls that function in the child, where `compile_for_gpu` and `devices`
 give it H100 devices, and returns what it returns (as JSON).
@@ -26,13 +26,11 @@ give it H100 devices, and returns what it returns (as JSON).
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import glob
-import importlib
 import importlib.util
-import json
 import os
-import subprocess
 import sys
 from typing import Any, Callable
 
@@ -147,36 +145,50 @@ def label(spec: dict[str, Any] = H100_SXM) -> str:
             f"running it")
 
 
-def run(target: str, *args: Any, timeout: float = 600) -> Any:
-    """Call ``target`` (``"package.module:function"``) with ``args`` in a
-    child process that compiles for H100s, and return its JSON result.
+def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:
+    """Call ``fn(*args)`` in a child process that compiles for H100s, and
+    return its JSON result. ``fn`` is defined at the top level of a module
+    of this project (use `compiled_text` for any other function).
 
     Raises:
-        RuntimeError: the plugin is missing (with how to install it), or
-            the child failed (with the end of its output).
-        ValueError: ``target`` is not ``"module:function"``.
+        RuntimeError: the plugin is missing (with how to install it).
+        helpers.child.ChildFailed: the child failed (a RuntimeError that
+            carries the child's output).
     """
-    if target.count(":") != 1:
-        raise ValueError(f"name the function as 'package.module:function'; "
-                         f"got {target!r}.")
+    from helpers import child
+    child.target_of(fn)  # a function no child can import fails here
     reason = why_unavailable()
     if reason:
         raise RuntimeError(f"cannot compile for a GPU here: {reason}")
-    from helpers import env
-    child_env = {**os.environ, "JAX_PLATFORMS": "cpu", CHILD_ENV: "1"}
-    child_env.pop("XLA_FLAGS", None)  # the parent's simulated devices
-    if not _plugin_importable():
-        child_env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (plugin_folder(), env.repo_root(),
-                        os.environ.get("PYTHONPATH")) if p)
-    done = subprocess.run(
-        [sys.executable, "-m", "helpers.crosscompile", target,
-         json.dumps(args)], env=child_env, capture_output=True, text=True,
-        timeout=timeout, cwd=env.repo_root())
-    if done.returncode != 0:
-        raise RuntimeError(f"compiling for the GPU in {target} failed:\n"
-                           f"{(done.stdout + done.stderr)[-2000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
+    return child.call(
+        fn, *args, env={"JAX_PLATFORMS": "cpu", CHILD_ENV: "1"},
+        drop_env=("XLA_FLAGS",),  # the parent's simulated devices
+        python_path=() if _plugin_importable() else (plugin_folder(),),
+        timeout=timeout)
+
+
+def run_or_explain(fn: Callable[..., Any], *args: Any,
+                   timeout: float = 600) -> Any:
+    """`run`, or None after printing one sentence on why it could not run
+    (no plugin here, or the compiler failed), so that a chapter goes on.
+    """
+    return attempt(run, fn, *args, timeout=timeout)
+
+
+def attempt(action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``action(*args, **kwargs)`` (`run`, `compiled_text`), or None after
+    printing one sentence on why it failed: the plugin is missing, or
+    XLA:GPU raised in the child (its full output is in the exception,
+    which the sentence summarises)."""
+    from helpers import child
+    try:
+        return action(*args, **kwargs)
+    except child.ChildFailed as err:
+        print(f"Not compiled for an H100 here: XLA:GPU failed in "
+              f"{err.target} ({err.reason}).")
+    except RuntimeError as err:
+        print(f"Not compiled for an H100 here: {err}.")
+    return None
 
 
 def compiled_text(fn: Callable[..., Any], *args: Any,
@@ -196,7 +208,7 @@ def compiled_text(fn: Callable[..., Any], *args: Any,
                          args)
     exported = export.export(jax.jit(fn), platforms=["cuda"])(*specs)
     blob = base64.b64encode(exported.serialize()).decode("ascii")
-    return run("helpers.crosscompile:_compile_exported", blob,
+    return run(_compile_exported, blob,
                compiler_options or {})
 
 
@@ -236,9 +248,29 @@ def compile_for_gpu(fn: Callable[..., Any], *args: Any,
             return x
         return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=one)
 
+    given = [x for x in jax.tree.leaves(args)
+             if isinstance(x, jax.ShapeDtypeStruct) and x.sharding is not None]
     specs = jax.tree.map(spec, args)
-    return jax.jit(fn).trace(*specs).lower().compile(
-        compiler_options=compiler_options or {})
+    with contextlib.nullcontext() if given else _as_an_h100():
+        lowered = jax.jit(fn).trace(*specs).lower()
+    return lowered.compile(compiler_options=compiler_options or {})
+
+
+def _as_an_h100() -> Any:
+    """A context in which JAX's lowering rules see an H100.
+
+    Pallas's Triton lowering asks the default device for its compute
+    capability. Up to jax 0.10 it assumed 9.0 when that device was a CPU;
+    since jax 0.11 it raises instead, unless an abstract device names the
+    GPU: this one, with the kind of our compile-only devices. (Compiling
+    over several devices, the caller's shardings and meshes decide, and
+    no abstract device is set.)
+    """
+    from jax.sharding import AbstractDevice, AbstractMesh, use_abstract_mesh
+    h100 = AbstractDevice(device_kind=devices(1)[0].device_kind,
+                          num_cores=H100_SXM["core_count"], platform="cuda")
+    return use_abstract_mesh(AbstractMesh((1,), ("device",),
+                                          abstract_device=h100))
 
 
 def self_check() -> dict[str, Any]:
@@ -264,13 +296,3 @@ def _compile_exported(blob: str, compiler_options: dict[str, Any]) -> str:
     return compile_for_gpu(functools.partial(exported.call, **kwargs),
                            *args, compiler_options=compiler_options
                            ).as_text()
-
-
-def _child(target: str, args_json: str) -> None:
-    module_name, function_name = target.split(":")
-    function = getattr(importlib.import_module(module_name), function_name)
-    print(json.dumps(function(*json.loads(args_json))))
-
-
-if __name__ == "__main__":
-    _child(*sys.argv[1:3])

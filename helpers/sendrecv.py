@@ -14,6 +14,12 @@ Both can be read from the program text before anything runs, which is what
 `deadlocks` does. The program only has to be *lowered* for a GPU, which
 works on any machine (``lowering_platforms=("cuda",)``); running it needs
 GPUs.
+
+jax 0.12 deprecates ``psend`` and ``precv`` without naming a replacement;
+``jax.lax.ppermute`` is the supported way to move arrays between devices.
+`psend` and `precv` here are JAX's own functions, fetched without the
+deprecation warning (`api_status` reports it instead), so that the book's
+examples of the source's code keep running while this jax has them.
 """
 
 from __future__ import annotations
@@ -26,6 +32,77 @@ from typing import Any, Callable
 import jax
 
 Pair = tuple[int, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class ApiStatus:
+    """What the installed jax says of ``jax.lax.psend``/``precv``.
+
+    Attributes:
+        available: jax still has them.
+        deprecation: the warning accessing them gives, or None.
+        deprecated_in: the version their docstrings name, or None.
+    """
+
+    available: bool
+    deprecation: str | None
+    deprecated_in: str | None
+
+
+def _fetch(name: str) -> tuple[Callable[..., Any] | None, str | None]:
+    """``jax.lax.<name>`` and its deprecation message, if any.
+
+    A deprecated name of ``jax.lax`` sits in the module's
+    ``_deprecations`` table as ``(message, function)``; reading the table
+    does not fire the warning (which jax gives once per process, so it
+    cannot be caught reliably either)."""
+    deprecated = getattr(jax.lax, "_deprecations", {}).get(name)
+    if deprecated is not None:
+        message, fn = deprecated
+        return fn, message
+    return getattr(jax.lax, name, None), None
+
+
+def api_status() -> ApiStatus:
+    """Whether this jax has ``psend``/``precv``, and what it says of them.
+
+    Example:
+        >>> api_status().available
+        True
+    """
+    fn, message = _fetch("psend")
+    version = None
+    if fn is not None:
+        found = re.search(r"deprecated::\s*(\S+)", fn.__doc__ or "")
+        version = found[1] if found else None
+    return ApiStatus(fn is not None, message, version)
+
+
+def psend(x: Any, axis_name: Any, perm: list[Pair]) -> Any:
+    """``jax.lax.psend`` (deprecated since jax 0.12), without the warning.
+
+    Raises:
+        NotImplementedError: this jax no longer has it; use
+            ``jax.lax.ppermute``.
+    """
+    return _require("psend")(x, axis_name, perm)
+
+
+def precv(token: Any, out_shape: Any, axis_name: Any, perm: list[Pair]
+          ) -> Any:
+    """``jax.lax.precv`` (deprecated since jax 0.12), without the warning.
+    """
+    return _require("precv")(token, out_shape, axis_name, perm)
+
+
+def _require(name: str) -> Callable[..., Any]:
+    fn, _ = _fetch(name)
+    if fn is None:
+        raise NotImplementedError(
+            f"jax {jax.__version__} has no jax.lax.{name}: it was "
+            "deprecated in jax 0.12 and has been removed. Move arrays "
+            "between devices with jax.lax.ppermute.")
+    return fn
 # StableHLO: "stablehlo.send"(...) <{... source_target_pairs = dense<[[0,
 # 1], [1, 2]]> : tensor<2x2xi64>}>
 _STABLEHLO = re.compile(

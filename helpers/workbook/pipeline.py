@@ -12,7 +12,8 @@ entered, so the schedule needs ``microbatches >= stages``.
 Here the same schedule is written with `jax.shard_map`: each device runs the
 loop for its own stage, and the edges are passed in as functions, so the
 same code runs with `ppermute` (which any backend runs) or with
-`psend`/`precv` (GPU only).
+`psend`/`precv` (GPU only; deprecated since jax 0.12, see
+`helpers.sendrecv`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
+
+from helpers import sendrecv
 
 Edge = Callable[[jax.Array], jax.Array]
 AXIS = "stage"
@@ -76,9 +79,9 @@ def psend_edges(stages: int) -> tuple[Edge, Edge]:
     forward = [(s, s + 1) for s in range(stages - 1)]
 
     def to_next(y: jax.Array) -> jax.Array:
-        sent = jax.lax.psend(y, AXIS, forward)
+        sent = sendrecv.psend(y, AXIS, forward)
         like = jax.ShapeDtypeStruct(y.shape, y.dtype)
-        return jax.lax.precv(sent, like, AXIS, forward)
+        return sendrecv.precv(sent, like, AXIS, forward)
 
     return to_next, ppermute_edges(stages)[1]
 

@@ -119,9 +119,9 @@ def _ring(p: int) -> list[tuple[int, int]]:
 def pass_along_starter(y: jax.Array) -> jax.Array:
     """Send y from every stage to the next around the ring of 4 stages
     (axis 'stage') and return what arrives."""
-    sent = jax.lax.psend(y, "stage", _ring(DEVICES))
+    sent = sendrecv.psend(y, "stage", _ring(DEVICES))
     like = jax.ShapeDtypeStruct(y.shape, y.dtype)
-    return jax.lax.precv(sent, like, "stage", _ring(DEVICES))
+    return sendrecv.precv(sent, like, "stage", _ring(DEVICES))
 
 
 def pass_along_solution(y: jax.Array) -> jax.Array:
@@ -129,9 +129,9 @@ def pass_along_solution(y: jax.Array) -> jax.Array:
     no cycle, and the back edge 3 -> 0 as a collective permute, as in
     JAX's GPU performance guide."""
     forward = [(s, s + 1) for s in range(DEVICES - 1)]
-    sent = jax.lax.psend(y, "stage", forward)
+    sent = sendrecv.psend(y, "stage", forward)
     like = jax.ShapeDtypeStruct(y.shape, y.dtype)
-    from_previous = jax.lax.precv(sent, like, "stage", forward)
+    from_previous = sendrecv.precv(sent, like, "stage", forward)
     from_last = jax.lax.ppermute(y, "stage", [(DEVICES - 1, 0)])
     first = jax.lax.axis_index("stage") == 0
     return jnp.where(first, from_last, from_previous)

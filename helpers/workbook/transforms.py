@@ -7,7 +7,9 @@ from the chapter (small on a CPU, larger on a GPU).
 
 from __future__ import annotations
 
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -258,6 +260,61 @@ def remat_on_gpu(width: int, hidden: int, batch: int) -> list[dict]:
                      "dots": dot_count(compiled.as_text()),
                      "bytes per example": per_example})
     return rows
+
+
+def remat_passes(width: int = 64, hidden: int = 256, batch: int = 32,
+                 on_gpu: bool = False) -> dict[str, Any]:
+    """Where the compiler removes remat's optimisation barriers, and what
+    that does to the recomputed products, read from XLA's per-pass dump.
+
+    Returns the pass (step number and pipeline) that removed the barriers,
+    and the table of matrix products after each pass that changed their
+    number. ``on_gpu`` compiles for an H100 (run it through
+    `helpers.crosscompile.run`); otherwise for this machine's CPU.
+    """
+    from helpers import crosscompile, xla_dump
+    spec = {"w1": jax.ShapeDtypeStruct((width, hidden), jnp.float32),
+            "w2": jax.ShapeDtypeStruct((hidden, width), jnp.float32)}
+    x = jax.ShapeDtypeStruct((batch, width), jnp.float32)
+    grad = jax.grad(lambda p, x: deep_loss(p, x, True))
+    if on_gpu:
+        folder = tempfile.mkdtemp(prefix="xla_dump_")
+        crosscompile.compile_for_gpu(grad, spec, x, compiler_options={
+            "xla_dump_to": folder, "xla_dump_hlo_pass_re": ".*"})
+        dump = xla_dump.Dump(Path(folder), None)
+    else:
+        dump = xla_dump.compile_with_dump(jax.jit(grad).lower(spec, x),
+                                          passes=True)
+    barriers = dump.pass_counts("opt-barrier")
+    removed = barriers[barriers["count"] == 0]
+    return {"barriers removed at": (
+                None if removed.empty else
+                {"step": int(removed.index[0]),
+                 "pipeline": removed.iloc[0]["pipeline"],
+                 "pass": removed.iloc[0]["after pass"]}),
+            "products": dump.pass_counts("dot").reset_index().to_dict(
+                "records")}
+
+
+def describe_remat_passes(passes: dict[str, Any], backend: str) -> str:
+    """One sentence on what `remat_passes` found for ``backend``."""
+    removed, products = passes["barriers removed at"], passes["products"]
+    first, last = products[0]["count"], products[-1]["count"]
+    if removed is None:
+        return (f"{backend} kept the barriers to the end, and all {first} "
+                "products with them.")
+    where = (f"in pass {removed['step']} (`{removed['pass']}`, pipeline "
+             f"`{removed['pipeline']}`)")
+    if last < first:
+        drop = next(p for p in products if p["count"] == last)
+        return (f"{backend} removes the barriers {where}, and a later "
+                f"simplification merges the recomputation back into the "
+                f"forward pass: the products go from {first} to {last} "
+                f"after pass {drop['step']} (`{drop['after pass']}`, "
+                f"pipeline `{drop['pipeline']}`).")
+    return (f"{backend} removes the barriers only {where}, when no pass "
+            f"that could merge the copies is left to run, so all {first} "
+            "products survive.")
 
 
 def dot_count(text: str) -> int:

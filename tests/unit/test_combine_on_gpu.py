@@ -4,6 +4,7 @@ eight H100s: checked here, without a GPU, through helpers.crosscompile."""
 import pytest
 
 from helpers import crosscompile
+from helpers.workbook import collectives
 
 pytestmark = pytest.mark.skipif(not crosscompile.available(),
                                 reason=str(crosscompile.why_unavailable()))
@@ -11,7 +12,7 @@ pytestmark = pytest.mark.skipif(not crosscompile.available(),
 
 @pytest.fixture(scope="module")
 def rows():
-    combine = crosscompile.run("helpers.workbook.collectives:combine_on_gpu")
+    combine = crosscompile.run(collectives.combine_on_gpu)
     return {(r["plan"], r["threshold_bytes"]): r for r in combine["rows"]}
 
 

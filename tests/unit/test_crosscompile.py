@@ -1,11 +1,13 @@
 """Compiling for an H100 without one: the target description, the child
 process, and the errors a reader meets when the plugin is missing."""
 
+import json
 import os
 
 import pytest
 
-from helpers import crosscompile
+from helpers import child, crosscompile
+from helpers.workbook import fusion
 
 needs_plugin = pytest.mark.skipif(not crosscompile.available(),
                                   reason=str(crosscompile.why_unavailable()))
@@ -31,26 +33,44 @@ def test_a_missing_plugin_says_how_to_install_it(tmp_path, monkeypatch):
     assert not crosscompile.available()
     assert "make install" in crosscompile.why_unavailable()
     with pytest.raises(RuntimeError, match="cannot compile for a GPU"):
-        crosscompile.run("helpers.workbook.fusion:kinds_on_gpu", [25])
+        crosscompile.run(fusion.kinds_on_gpu, [25])
     # a plugin of another jaxlib is refused too
     (tmp_path / "jax_cuda12_plugin-0.0.1.dist-info").mkdir()
     assert "is 0.0.1 but jaxlib is" in crosscompile.why_unavailable()
 
 
-def test_the_function_is_named_with_its_module():
-    with pytest.raises(ValueError, match="package.module:function"):
-        crosscompile.run("kinds_on_gpu", [25])
+def test_a_function_no_child_can_import_is_refused():
+    with pytest.raises(ValueError, match="top level of a module"):
+        crosscompile.run(lambda: 1)
+
+
+def test_run_or_explain_says_why_in_one_sentence(tmp_path, monkeypatch,
+                                                 capsys):
+    monkeypatch.setattr(crosscompile, "_plugin_importable", lambda: False)
+    monkeypatch.setenv(crosscompile.PLUGIN_FOLDER_ENV, str(tmp_path))
+    assert crosscompile.run_or_explain(fusion.kinds_on_gpu, [25]) is None
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert len(printed) == 1
+    assert printed[0].startswith("Not compiled for an H100 here:")
+    assert "make install" in printed[0]
 
 
 @needs_plugin
-def test_a_failing_child_reports_its_error():
-    with pytest.raises(RuntimeError, match="no_such_function"):
-        crosscompile.run("helpers.workbook.fusion:no_such_function")
+def test_a_failing_child_reports_its_error(capsys):
+    with pytest.raises(child.ChildFailed, match="JSONDecodeError") as err:
+        crosscompile.run(json.loads, "{")
+    assert err.value.target == "json:loads"
+    assert "Traceback" in err.value.output  # the whole output travels
+    assert crosscompile.run_or_explain(json.loads, "{") is None
+    printed = capsys.readouterr().out.strip()
+    assert printed.startswith("Not compiled for an H100 here: XLA:GPU "
+                              "failed in json:loads (json.decoder."
+                              "JSONDecodeError")
 
 
 @needs_plugin
 def test_kernels_and_buffers_come_from_xla_gpu():
-    facts = crosscompile.run("helpers.crosscompile:self_check")
+    facts = crosscompile.run(crosscompile.self_check)
     # compile-only devices of the GPU platform, and XLA:GPU sized the output
     assert facts["platform"] == "gpu"
     assert facts["devices"] == 8

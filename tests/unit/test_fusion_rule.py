@@ -58,7 +58,7 @@ RULE_CASES = [
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_rule_agrees_with_xla_gpu_compiling_for_an_h100():
-    truth = crosscompile.run("helpers.workbook.fusion:reduce_kinds_on_gpu",
+    truth = crosscompile.run(fusion.reduce_kinds_on_gpu,
                              RULE_CASES)
     rule = [fusion.reduction_kind(shape, reduced)
             for shape, reduced in RULE_CASES]

@@ -93,7 +93,7 @@ def test_a_failing_flag_run_says_which_flags():
                     reason=str(crosscompile.why_unavailable()))
 def test_kernels_per_step_as_xla_gpu_compiles_them_for_an_h100():
     rows = {r["variant"]: r for r in crosscompile.run(
-        "helpers.workbook.launches:launches_on_gpu", 200)}
+        launches.launches_on_gpu, 200)}
     per_step = {name: r["launches per step"] for name, r in rows.items()}
     # the unknown trip count adds the condition's kernel to every step
     assert per_step["while, traced bound"] == (

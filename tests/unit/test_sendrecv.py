@@ -23,9 +23,9 @@ def on_four(body):
 
 def send_then_receive(perm_send, perm_recv):
     def body(y):
-        token = jax.lax.psend(y, "x", perm_send)
+        token = sendrecv.psend(y, "x", perm_send)
         like = jax.ShapeDtypeStruct(y.shape, y.dtype)
-        return jax.lax.precv(token, like, "x", perm_recv)
+        return sendrecv.precv(token, like, "x", perm_recv)
     return on_four(body)
 
 
@@ -86,3 +86,25 @@ def test_psend_does_not_run_on_a_cpu():
 def test_bad_input_is_named():
     with pytest.raises(TypeError, match="lowered_for_gpu"):
         sendrecv.transfers(b"stablehlo.send")
+
+
+def test_api_status_reads_the_deprecation_from_this_jax():
+    status = sendrecv.api_status()
+    assert status.available
+    newer = tuple(int(p) for p in jax.__version__.split(".")[:2]) >= (0, 12)
+    # jax 0.12.0 deprecated both (a warning on access, a docstring note)
+    assert (status.deprecation is not None) == newer
+    assert (status.deprecated_in == "0.12.0") == newer
+
+
+def test_the_wrappers_do_not_warn(recwarn):
+    sendrecv.api_status()
+    sendrecv._require("psend")
+    assert not [w for w in recwarn if w.category is DeprecationWarning]
+
+
+def test_a_jax_without_psend_gets_a_clear_error(monkeypatch):
+    monkeypatch.setattr(sendrecv, "_fetch", lambda name: (None, None))
+    assert not sendrecv.api_status().available
+    with pytest.raises(NotImplementedError, match="jax.lax.ppermute"):
+        sendrecv.psend(jnp.ones(2), "x", [(0, 1)])

@@ -1,0 +1,163 @@
+"""What XLA wrote while compiling: the options it used and each pass's HLO.
+
+``xla_dump_to`` makes XLA write, for every module it compiles, the HLO
+before and after optimisation and (with ``xla_dump_hlo_pass_re``) after
+each pass that changed it, plus the compile options it actually used:
+the ``debug_options`` block of ``*.config.pbtxt``. Those are the
+*effective* values of every flag for this jaxlib and this backend, which
+no documentation page can be trusted to state.
+
+`compile_with_dump` compiles a lowered function into a fresh dump folder;
+a `Dump` reads it back:
+
+>>> dump = compile_with_dump(jax.jit(jnp.sin).lower(jnp.ones(3)),
+...                          passes=True)
+>>> dump.pass_counts("sine").iloc[-1]["count"]   # after the last pass
+1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from helpers import hlo
+
+# module_0018.jit_f.0026.simplification.after_dce.before_cse.txt
+_PASS_FILE = re.compile(r"\.(\d{4})\.([^.]+)\.after_(.+?)"
+                        r"(?:\.before_(.+))?\.txt$")
+_OPTION = re.compile(r"^\s*(\w+):\s*(.*?)\s*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Dump:
+    """The files XLA wrote for one compilation, in ``folder``.
+
+    Attributes:
+        folder: the dump folder.
+        compiled: the compiled executable (``jax.stages.Compiled``).
+    """
+
+    folder: Path
+    compiled: Any
+
+    def files(self, pattern: str) -> list[Path]:
+        """The dump's files matching a glob ``pattern``, sorted."""
+        return sorted(self.folder.glob(pattern))
+
+    def debug_options(self) -> dict[str, str | list[str]]:
+        """The DebugOptions XLA compiled with, ``{field: value}``; a
+        repeated field (``xla_gpu_enable_command_buffer``) is a list.
+
+        Raises:
+            FileNotFoundError: XLA wrote no ``*.config.pbtxt`` (XLA:CPU
+                writes none; compile for a GPU to read its options).
+        """
+        configs = self.files("*.config.pbtxt")
+        if not configs:
+            raise FileNotFoundError(
+                f"no *.config.pbtxt in {self.folder}: this backend does not "
+                "write its compile options (XLA:GPU does; XLA:CPU does "
+                "not).")
+        return parse_debug_options(configs[-1].read_text())
+
+    def pass_counts(self, opcode: str) -> pd.DataFrame:
+        """How many ``opcode`` instructions (fused ones included) the
+        module held before optimisation and after each pass that changed
+        it, one row where the count changes.
+
+        Needs ``passes=True`` in `compile_with_dump`.
+        """
+        before = self._main_module()
+        steps = [(m, path) for path in self.files(f"{before.prefix}*.txt")
+                 if (m := _PASS_FILE.search(path.name))]
+        if not steps:
+            raise FileNotFoundError(
+                f"no per-pass files in {self.folder}: compile with "
+                "compile_with_dump(..., passes=True).")
+        rows = [{"step": -1, "pipeline": "(input)",
+                 "after pass": "(before optimisations)",
+                 "count": _count(before.path.read_text(), opcode)}]
+        for match, path in steps:
+            rows.append({"step": int(match[1]), "pipeline": match[2],
+                         "after pass": match[3],
+                         "count": _count(path.read_text(), opcode)})
+        table = pd.DataFrame(rows).sort_values("step", kind="stable")
+        changed = table["count"].ne(table["count"].shift())
+        return table[changed].set_index("step")
+
+    def _main_module(self) -> _Module:
+        """The module that was asked for. XLA:GPU compiles small helper
+        modules of its own (autotuning candidates) into the same folder;
+        they have no ``before_optimizations`` file."""
+        inputs = self.files("*.before_optimizations.txt")
+        if not inputs:
+            raise FileNotFoundError(f"no *.before_optimizations.txt in "
+                                    f"{self.folder}: is it an XLA dump?")
+        path = inputs[0]
+        return _Module(path.name.removesuffix("before_optimizations.txt"),
+                       path)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Module:
+    prefix: str  # "module_0001.jit_f."
+    path: Path   # its before_optimizations.txt
+
+
+def compile_with_dump(lowered: Any, folder: str | Path | None = None, *,
+                      passes: bool = False,
+                      compiler_options: dict[str, Any] | None = None
+                      ) -> Dump:
+    """Compile ``lowered`` (``jax.jit(f).lower(...)``) with XLA's dump on.
+
+    Args:
+        lowered: a ``jax.stages.Lowered``.
+        folder: where to dump (default: a new temporary folder).
+        passes: also dump the module after every pass that changes it
+            (``xla_dump_hlo_pass_re=.*``; slower, many files).
+        compiler_options: further options for this compilation.
+    """
+    folder = Path(folder or tempfile.mkdtemp(prefix="xla_dump_"))
+    options = {**(compiler_options or {}), "xla_dump_to": str(folder)}
+    if passes:
+        options["xla_dump_hlo_pass_re"] = ".*"
+    return Dump(folder, lowered.compile(compiler_options=options))
+
+
+def parse_debug_options(config_text: str) -> dict[str, str | list[str]]:
+    """The ``debug_options { ... }`` block of a ``*.config.pbtxt``.
+
+    Example:
+        >>> parse_debug_options('debug_options {\\n  xla_a: 1\\n'
+        ...                     '  xla_b: X\\n  xla_b: Y\\n}\\n')
+        {'xla_a': '1', 'xla_b': ['X', 'Y']}
+    """
+    options: dict[str, str | list[str]] = {}
+    inside = False
+    for line in config_text.splitlines():
+        if line.startswith("debug_options {"):
+            inside = True
+        elif inside and line.startswith("}"):
+            break
+        elif inside and (match := _OPTION.match(line)):
+            name, value = match[1], match[2].strip('"')
+            if name in options:
+                previous = options[name]
+                options[name] = [*(previous if isinstance(previous, list)
+                                   else [previous]), value]
+            else:
+                options[name] = value
+    if not inside:
+        raise ValueError("no 'debug_options {' block in this config text; "
+                         "pass the contents of a *.config.pbtxt file.")
+    return options
+
+
+def _count(text: str, opcode: str) -> int:
+    return hlo.op_counts(text, entry_only=False).get(opcode, 0)
