@@ -283,6 +283,22 @@ def self_check() -> dict[str, Any]:
             "output_bytes": compiled.memory_analysis().output_size_in_bytes}
 
 
+def options_on_gpu() -> dict[str, Any]:
+    """A child function: the DebugOptions XLA:GPU compiled a small program
+    for an H100 with (``effective``, from the dump's ``*.config.pbtxt``),
+    and those that differ from XLA's built-in defaults (``overrides``)."""
+    import tempfile
+    from pathlib import Path
+
+    import jax.numpy as jnp
+
+    from helpers import xla_dump
+    folder = tempfile.mkdtemp(prefix="xla_dump_")
+    compile_for_gpu(lambda v: jnp.tanh(v @ v), jnp.ones((256, 256)),
+                    compiler_options={"xla_dump_to": folder})
+    return xla_dump.options_used(xla_dump.Dump(Path(folder), None))
+
+
 def _compile_exported(blob: str, compiler_options: dict[str, Any]) -> str:
     """The child's half of `compiled_text`."""
     import jax

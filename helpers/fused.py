@@ -85,8 +85,8 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
                             True if pad is None else pad, init, xs, consts)
     interpret = _no_gpu_kernel() if interpret is None else interpret
     pad = (not interpret) if pad is None else pad
-    return _scan(converted, length, reverse, interpret, pad, init, xs,
-                 consts)
+    return _scan(converted, length, reverse, interpret, pad, check, init,
+                 xs, consts)
 
 
 def _no_gpu_kernel() -> bool:
@@ -317,25 +317,27 @@ def _split(refs: tuple[Any, ...], counts: tuple[int, ...]
     return groups
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4, 5))
 def _scan(fn: Callable[..., Any], length: int, reverse: bool,
-          interpret: bool, pad: bool, init: Any, xs: Any,
+          interpret: bool, pad: bool, check: bool, init: Any, xs: Any,
           consts: tuple[Any, ...]) -> tuple[Any, Any]:
     final, ys, _ = _run(fn, length, reverse, interpret, pad, init, xs,
                         consts, save_carries=False)
     return final, ys
 
 
-def _scan_forward(fn, length, reverse, interpret, pad, init, xs, consts):
+def _scan_forward(fn, length, reverse, interpret, pad, check, init, xs,
+                  consts):
     final, ys, carries = _run(fn, length, reverse, interpret, pad, init,
                               xs, consts, save_carries=True)
     return (final, ys), (carries, xs, consts)
 
 
-def _scan_backward(fn, length, reverse, interpret, pad, residuals,
+def _scan_backward(fn, length, reverse, interpret, pad, check, residuals,
                    cotangents):
     """The reverse loop, also one kernel: step ``i`` pulls the cotangent of
-    its output carry back through ``fn`` and adds up the constants'."""
+    its output carry back through ``fn`` and adds up the constants'. With
+    ``check``, it is lowered to Triton's IR first, like the forward one."""
     carries, xs, consts = residuals
     ct_final, ct_ys = cotangents
     _require_float((carries, xs, consts))
@@ -349,10 +351,20 @@ def _scan_backward(fn, length, reverse, interpret, pad, residuals,
         return (ct_carry, ct_consts), ct_x
 
     zeros = tuple(jnp.zeros_like(c) for c in consts)
+    ct_init0 = (ct_final, zeros)
+    back_xs = (carries, xs, ct_ys)
+    if check:  # on shapes alone: the values are tracers of the gradient
+        shapes = jax.tree.map(
+            lambda v: jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v)),
+            (ct_init0, back_xs, consts))
+        x0 = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape[1:],
+                                                         s.dtype), shapes[1])
+        _refuse_unsupported(backward_step, shapes[0], x0, shapes[2])
+        _refuse_unlowerable(backward_step, length, not reverse, True,
+                            *shapes)
     (ct_init, ct_consts), ct_xs, _ = _run(
-        backward_step, length, not reverse, interpret, pad,
-        (ct_final, zeros),
-        (carries, xs, ct_ys), consts, save_carries=False)
+        backward_step, length, not reverse, interpret, pad, ct_init0,
+        back_xs, consts, save_carries=False)
     return ct_init, ct_xs, ct_consts
 
 

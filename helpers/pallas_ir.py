@@ -90,6 +90,35 @@ def _lower(lowering: Any, params: dict[str, Any], context: Any) -> str:
     return str(result.module)
 
 
+def backend_status() -> dict[str, str]:
+    """What the installed jax does with Pallas on an NVIDIA GPU.
+
+    Read from jax itself, because it has changed from release to release
+    (each release's ``jax/_src/pallas/pallas_call.py``): ``pl.pallas_call``
+    without compiler parameters lowered to Triton up to jax 0.8, to Mosaic
+    GPU in 0.9 and 0.10 (``jax_pallas_use_mosaic_gpu``, default on), and to
+    Triton again from 0.11, where Mosaic GPU kernels are written with
+    ``plgpu.kernel``; jax 0.11.2 deprecated the Triton backend.
+
+    Returns:
+        ``{"pallas_call default": "Triton" | "Mosaic GPU",
+        "Triton backend": "supported" | "deprecated" | "removed"}``.
+    """
+    import jax.experimental.pallas  # noqa: F401  (registers its config)
+    mosaic_default = getattr(jax.config, "jax_pallas_use_mosaic_gpu", False)
+    try:
+        from jax._src.pallas.triton import pallas_call_registration  # noqa
+    except ImportError:
+        triton = "removed"
+    else:
+        from jax._src import deprecations
+        registered = getattr(deprecations, "_registered_deprecations", {})
+        triton = ("deprecated" if "jax-pallas-triton" in registered
+                  else "supported")
+    return {"pallas_call default": "Mosaic GPU" if mosaic_default
+            else "Triton", "Triton backend": triton}
+
+
 def _pallas_calls(jaxpr: Any) -> Iterator[Any]:
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "pallas_call":

@@ -89,12 +89,16 @@ def copy_bandwidth(nbytes: int | None = None, *, total: int | None = None,
 
 
 def matmul_rate(n: int | None = None, dtype: Any = jnp.float32, *,
-                repeat: int = 10) -> float:
+                precision: str | None = None, repeat: int = 10) -> float:
     """Measure floating-point operations per second of an n x n matmul.
 
     Args:
         n: matrix size; by default 8192 on a GPU and 1024 on a CPU.
         dtype: element type (float32, bfloat16, float64 ...).
+        precision: ``jnp.matmul``'s precision; None is JAX's default,
+            which on NVIDIA GPUs with tensor cores (Ampere and newer) lets
+            float32 products run as TF32 (docs.jax.dev, "Matmul
+            precision"); ``'highest'`` asks for true float32.
         repeat: timed calls.
 
     Returns:
@@ -106,23 +110,37 @@ def matmul_rate(n: int | None = None, dtype: Any = jnp.float32, *,
     keys = jax.random.split(jax.random.key(0))
     a = jax.random.normal(keys[0], (n, n), dtype)
     b = jax.random.normal(keys[1], (n, n), dtype)
-    timing = bench.benchmark(jax.jit(jnp.matmul), a, b, repeat=repeat,
-                             name="matmul")
+    product = jax.jit(functools.partial(jnp.matmul, precision=precision))
+    timing = bench.benchmark(product, a, b, repeat=repeat, name="matmul")
     return timing.throughput(flops=2 * n**3)["flop/s"]
 
 
+HIGHEST = "precision=highest"
+
+
 @functools.cache
-def measure_ceilings(dtypes: tuple[str, ...] = ("float32",)) -> Ceilings:
+def measure_ceilings(dtypes: tuple[str, ...] = ("float32",), *,
+                     n: int | None = None) -> Ceilings:
     """Measure this device's ceilings once per process (cached).
+
+    Each dtype's matmul rate is measured at JAX's default precision, under
+    the dtype's name; float32 is measured again with ``precision=
+    'highest'``, under ``'float32, precision=highest'``, because on a GPU
+    with tensor cores the default is TF32, a different instruction.
 
     Args:
         dtypes: matmul element types to measure, by name.
+        n: matmul size (`matmul_rate`'s default when None). Measure at the
+            size a floor is applied to: a small product runs far below the
+            large one's rate.
     """
-    return Ceilings(
-        device=env.describe()["device"],
-        copy_bytes_per_s=copy_bandwidth(),
-        matmul_flops_per_s={d: matmul_rate(dtype=jnp.dtype(d))
-                            for d in dtypes})
+    rates = {d: matmul_rate(n, dtype=jnp.dtype(d)) for d in dtypes}
+    if "float32" in dtypes:
+        rates[f"float32, {HIGHEST}"] = matmul_rate(n, jnp.float32,
+                                                   precision="highest")
+    return Ceilings(device=env.describe()["device"],
+                    copy_bytes_per_s=copy_bandwidth(),
+                    matmul_flops_per_s=rates)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -134,29 +134,63 @@ def parse_debug_options(config_text: str) -> dict[str, str | list[str]]:
     """The ``debug_options { ... }`` block of a ``*.config.pbtxt``.
 
     Example:
-        >>> parse_debug_options('debug_options {\\n  xla_a: 1\\n'
-        ...                     '  xla_b: X\\n  xla_b: Y\\n}\\n')
+        >>> parse_debug_options('debug_options {\n  xla_a: 1\n'
+        ...                     '  xla_b: X\n  xla_b: Y\n}\n')
         {'xla_a': '1', 'xla_b': ['X', 'Y']}
     """
-    options: dict[str, str | list[str]] = {}
-    inside = False
+    lines, inside = [], False
     for line in config_text.splitlines():
         if line.startswith("debug_options {"):
             inside = True
         elif inside and line.startswith("}"):
             break
-        elif inside and (match := _OPTION.match(line)):
-            name, value = match[1], match[2].strip('"')
-            if name in options:
-                previous = options[name]
-                options[name] = [*(previous if isinstance(previous, list)
-                                   else [previous]), value]
-            else:
-                options[name] = value
+        elif inside:
+            lines.append(line)
     if not inside:
         raise ValueError("no 'debug_options {' block in this config text; "
                          "pass the contents of a *.config.pbtxt file.")
+    return parse_option_lines("\n".join(lines))
+
+
+def parse_option_lines(text: str) -> dict[str, str | list[str]]:
+    """``name: value`` lines of a DebugOptions in protobuf text format (a
+    ``*.debug_options`` file, or the inside of a config's block); a field
+    given more than once becomes a list."""
+    options: dict[str, str | list[str]] = {}
+    for line in text.splitlines():
+        match = _OPTION.match(line)
+        if not match:
+            continue
+        name, value = match[1], match[2].strip('"')
+        if name in options:
+            previous = options[name]
+            options[name] = [*(previous if isinstance(previous, list)
+                               else [previous]), value]
+        else:
+            options[name] = value
     return options
+
+
+def overrides(dump: Dump) -> dict[str, str | list[str]]:
+    """The options this compilation set differently from XLA's built-in
+    defaults: the ``*.debug_options`` file XLA writes beside the module
+    (JAX's own settings for the backend, and any given here)."""
+    found = dump.files("*.debug_options")
+    if not found:
+        raise FileNotFoundError(f"no *.debug_options in {dump.folder}: is "
+                                "it an XLA dump?")
+    return parse_option_lines(found[-1].read_text())
+
+
+def options_used(dump: Dump) -> dict[str, dict[str, str | list[str]]]:
+    """``{"effective": ..., "overrides": ...}``: every option the
+    compilation used (`Dump.debug_options`) and those set differently from
+    XLA's built-in defaults (`overrides`), without the dump folder itself,
+    which was our setting, not a default."""
+    effective, changed = dump.debug_options(), overrides(dump)
+    for options in (effective, changed):
+        options.pop("xla_dump_to", None)
+    return {"effective": effective, "overrides": changed}
 
 
 def _count(text: str, opcode: str) -> int:

@@ -2,26 +2,21 @@
 processes under different ``XLA_FLAGS``, and the chapter's exercise.
 
 XLA reads ``XLA_FLAGS`` once, when a process starts its backend, so each
-setting runs in its own child: ``python -m helpers.workbook.flags NAME``
-compiles and times program ``NAME`` and prints one line of JSON. Per
-compilation, `jax.jit(...).lower(...).compile(compiler_options=...)` sets
+setting runs in its own child (`helpers.child`), where `measure` compiles
+and times a program and returns what it found. Per compilation, `jax.jit(...).lower(...).compile(compiler_options=...)` sets
 the same options without a new process.
 """
 
 from __future__ import annotations
 
 import collections
-import json
-import os
-import subprocess
-import sys
 import time
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 
-from helpers import bench, env, hlo
+from helpers import bench, child, hlo
 from helpers.exercises import Exercise, Outcome, learner_error
 
 SIZES = {"cpu": 256, "gpu": 4096}
@@ -82,40 +77,83 @@ def in_child(name: str, xla_flags: str = "",
              ) -> dict[str, Any]:
     """`measure` in a fresh process with ``XLA_FLAGS=xla_flags``.
 
-    Returns the measurement, or ``{"error": ...}`` with the end of the
-    child's output when it failed (an unknown flag aborts the child).
+    Raises:
+        helpers.child.ChildFailed: the child failed (an unknown flag
+            aborts it); the exception carries its output.
     """
     if name not in PROGRAMS:
         raise ValueError(f"unknown program {name!r}; choose one of "
                          f"{sorted(PROGRAMS)}.")
-    child_env = {**os.environ, **(environ or {}), "XLA_FLAGS": xla_flags}
-    done = subprocess.run(
-        [sys.executable, "-m", "helpers.workbook.flags", name],
-        env=child_env, capture_output=True, text=True, timeout=timeout,
-        cwd=env.repo_root())
-    if done.returncode != 0:
-        return {"error": (done.stdout + done.stderr)[-1500:],
-                "returncode": done.returncode}
-    return json.loads(done.stdout.splitlines()[-1])
+    return child.call(measure, name, timeout=timeout,
+                      env={**(environ or {}), "XLA_FLAGS": xla_flags})
+
+
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+def measure_jit(name: str, calls: int = 5, repeat: int = 20
+                ) -> dict[str, Any]:
+    """Program ``name`` called through its plain ``jax.jit`` function, the
+    only way JAX's automatic PGLE works (it ignores ``lower().compile()``):
+    ``calls`` untimed calls, then ``repeat`` timed ones.
+
+    With ``JAX_ENABLE_PGLE`` set, JAX profiles the first
+    ``JAX_PGLE_PROFILING_RUNS`` calls of a program compiled with command
+    buffers off, then compiles it again with the measured latencies; the
+    ``compilations`` count (from `jax.monitoring`) shows whether that
+    second compilation happened.
+    """
+    if calls <= jax.config.jax_pgle_profiling_runs:
+        raise ValueError(f"calls={calls} must exceed JAX_PGLE_PROFILING_RUNS"
+                         f" ({jax.config.jax_pgle_profiling_runs}), or "
+                         "automatic PGLE never recompiles before timing.")
+    events: list[str] = []
+
+    def count(event: str, seconds: float, **kwargs: Any) -> None:
+        if event == COMPILE_EVENT:
+            events.append(event)
+
+    platform = "gpu" if jax.default_backend() == "gpu" else "cpu"
+    fn, args = PROGRAMS[name](SIZES[platform])
+    jax.block_until_ready(args)  # their own compilations are not counted
+    jax.monitoring.register_event_duration_secs_listener(count)
+    for _ in range(calls):
+        jax.block_until_ready(fn(*args))
+    timing = bench.benchmark(fn, *args, warmup=0, repeat=repeat)
+    return {"program": name, "pgle": jax.config.jax_enable_pgle,
+            "profiling runs": jax.config.jax_pgle_profiling_runs,
+            "compilations": len(events), "median s": timing.median}
 
 
 GPU_SETTINGS = {
-    "matmul_epilogue": ["", "--xla_gpu_triton_gemm_any=true",
+    # Triton for every GEMM is the default (`helpers.flag_registry`), so
+    # the setting to compare is turning it off.
+    "matmul_epilogue": ["", "--xla_gpu_triton_gemm_any=false",
                         "--xla_gpu_autotune_level=0"],
     "small_kernels": ["", "--xla_gpu_enable_command_buffer=",
                       "--xla_gpu_enable_latency_hiding_scheduler=true"],
 }
+PGLE = {"JAX_ENABLE_PGLE": "true", "JAX_PGLE_PROFILING_RUNS": "3"}
 
 
-def measure_on_gpu() -> dict[str, Any]:
+def measure_on_gpu(settings: dict[str, list[str]] | None = None, *,
+                   repeat: int = 20) -> dict[str, Any]:
     """Every GPU setting of the chapter, each in its own process, and
-    automatic PGLE on the small-kernel loop."""
-    rows = [{"flags": flags or "(none)", **in_child(name, flags)}
-            for name, settings in GPU_SETTINGS.items()
-            for flags in settings]
-    pgle = in_child("small_kernels", "", environ={
-        "JAX_ENABLE_PGLE": "true", "JAX_PGLE_PROFILING_RUNS": "3"})
-    return {"rows": rows, "auto_pgle": pgle}
+    automatic PGLE on the small-kernel loop, with and without it, both
+    through plain ``jax.jit`` calls. A setting whose child fails gets a
+    row with the error instead of stopping the others."""
+    rows = []
+    for name, flag_list in (settings or GPU_SETTINGS).items():
+        for flags in flag_list:
+            try:
+                row = in_child(name, flags)
+            except child.ChildFailed as err:
+                row = {"program": name, "error": err.reason}
+            rows.append({"flags": flags or "(none)", **row})
+    auto_pgle = {label: child.call(measure_jit, "small_kernels", 5, repeat,
+                                   env=environ)
+                 for label, environ in (("without", {}), ("with", PGLE))}
+    return {"rows": rows, "auto_pgle": auto_pgle}
 
 
 # --- Exercise 6.1: find the option ------------------------------------------
@@ -157,6 +195,3 @@ FIND_THE_OPTION = Exercise(
            "the leading '--'.",
            "Its name mentions ynn, the library XLA:CPU hands fusions to."])
 
-
-if __name__ == "__main__":
-    print(json.dumps(measure(sys.argv[1])))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 from typing import Any, Callable
@@ -134,6 +135,39 @@ def fused(weights: Weights, key: jax.Array, steps: int) -> jax.Array:
     momentum, _ = fused_scan(hoisted_step(positive(weights)),
                              _start(weights), noise)
     return momentum
+
+
+def fused_side_by_side(weights: Weights, keys: jax.Array, steps: int, *,
+                       chains_per_program: int = 64) -> jax.Array:
+    """Many chains of `fused`, ``chains_per_program`` of them side by side
+    in each program of one warp (`helpers.chains.fused_chains`), instead
+    of ``jax.vmap`` giving every chain a program of its own."""
+    from helpers.chains import fused_chains
+    dtype = weights["w_in"].dtype
+    noise = jax.vmap(lambda key: noise_for(key, steps, dtype))(keys)
+    init = jnp.broadcast_to(_start(weights), (keys.shape[0],
+                                              *_start(weights).shape))
+    momentum, _ = fused_chains(hoisted_step(positive(weights)), init,
+                               noise, chains_per_program=chains_per_program)
+    return momentum
+
+
+def side_by_side_on_gpu(chains: int = 10_000, steps: int = STEPS
+                        ) -> dict[str, Any]:
+    """A child function (`helpers.crosscompile.run`): `fused_side_by_side`
+    compiled for an H100, with its custom calls, and the grid and warps of
+    its Triton kernel read from the call's configuration."""
+    from helpers import crosscompile
+    weights = init_weights(jax.random.key(0))
+    keys = jax.random.split(jax.random.key(2), chains)
+    text = crosscompile.compile_for_gpu(
+        lambda w, k: fused_side_by_side(w, k, steps), weights,
+        keys).as_text()
+    config = {name: int(value) for name, value in re.findall(
+        r'"?(grid_x|num_warps)"?\s*[:=]\s*"?(\d+)', text)}
+    return {"custom calls": [c.target for c in hlo.custom_calls(text)],
+            "programs": config.get("grid_x"),
+            "warps per program": config.get("num_warps")}
 
 
 VARIANTS: dict[str, Callable[..., jax.Array]] = {
@@ -282,13 +316,37 @@ def measure_grid(steps_options: list[int], unrolls: list[int],
                                       repeat=repeat)]
 
 
+PROFILED_MODES = {
+    # XLA:GPU's default: under a profiler, each CUDA graph runs its
+    # operations one by one, so the trace shows every kernel.
+    "graphs run op by op (default while profiling)": False,
+    # The graphs as they run unprofiled: their kernels are replayed
+    # inside the graph launches.
+    "graphs kept": True,
+}
+
+
 def profiled_launches(variant: Callable[..., jax.Array], *args: Any,
-                      steps: int, folder: str) -> float:
+                      steps: int, folder: str,
+                      graphs_while_profiling: bool = False) -> float:
     """Kernels per step counted in a `jax.profiler` trace of one call:
-    the device's events over the number of steps (GPU only)."""
-    bench.block(variant(*args))  # compile outside the trace
+    the device's events over the number of steps.
+
+    Which execution a trace shows depends on
+    ``xla_enable_command_buffers_during_profiling`` (default false): with
+    it off, XLA:GPU runs each command buffer's operations one by one while
+    a profiler is attached, so the count is of kernels, not of graph
+    launches. ``graphs_while_profiling`` sets it for this compilation.
+    """
+    compiled = variant.lower(*args).compile(compiler_options={
+        "xla_enable_command_buffers_during_profiling":
+        graphs_while_profiling})
+    # A compiled function takes only the traced arguments: the step count
+    # of every variant but the thread's loop is static, baked in.
+    dynamic = args if variant is while_traced else args[:2]
+    bench.block(compiled(*dynamic))  # the first call outside the trace
     with jax.profiler.trace(folder):
-        bench.block(variant(*args))
+        bench.block(compiled(*dynamic))
     return len(trace.device_events(trace.load(folder))) / steps
 
 
@@ -296,14 +354,18 @@ def measure_variants_on_gpu(folder: str, *, steps: int = STEPS
                             ) -> dict[str, Any]:
     """What the chapter records from a GPU machine: every variant on the
     GPU, the loop variants on the same machine's CPU, and the kernels per
-    step counted in a profile of each GPU variant."""
+    step counted in a profile of each GPU variant, in both execution modes
+    of `PROFILED_MODES`."""
     weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
-    profiled = {}
-    for name, variant in VARIANTS.items():
-        bound = steps_argument(variant, steps)
-        profiled[name] = profiled_launches(
-            variant, weights, key, bound, steps=steps,
-            folder=os.path.join(folder, str(len(profiled))))
+    profiled: dict[str, dict[str, float]] = {}
+    for mode, graphs in PROFILED_MODES.items():
+        profiled[mode] = {}
+        for name, variant in VARIANTS.items():
+            bound = steps_argument(variant, steps)
+            profiled[mode][name] = profiled_launches(
+                variant, weights, key, bound, steps=steps,
+                graphs_while_profiling=graphs, folder=os.path.join(
+                    folder, f"{len(profiled)}-{len(profiled[mode])}"))
     loops = [n for n in VARIANTS if VARIANTS[n] is not fused]
     return {"gpu": measure(steps=steps),
             "cpu": measure(loops, steps=steps, device=jax.devices("cpu")[0]),
@@ -350,6 +412,9 @@ def measure_goals(*, steps: int = STEPS, chains: int = 10_000,
         },
         "many_chains_s": {
             "gpu fused_scan": time_it(chains_of(fused), weights, keys),
+            "gpu fused, 64 chains per program": time_it(
+                jax.jit(lambda w, k: fused_side_by_side(w, k, steps)),
+                weights, keys),
             "gpu scan, softplus hoisted": time_it(
                 chains_of(scan_hoisted), weights, keys),
             "cpu scan, softplus hoisted": time_it(
@@ -376,6 +441,41 @@ def measure_with_flags(xla_flags: str, names: list[str], *,
         raise RuntimeError(f"measuring with XLA_FLAGS={xla_flags!r} "
                            f"failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.splitlines()[-1])
+
+
+def with_while_graphs(default_kinds: str) -> str | None:
+    """The ``XLA_FLAGS`` setting that adds WHILE to the default kinds of
+    command buffers (``default_kinds`` as `helpers.flag_registry.effective`
+    gives them), so a whole while loop becomes one CUDA graph; None when
+    the default is not known here."""
+    if default_kinds.startswith("("):  # "(no CUDA plugin here)"
+        return None
+    kinds = [k for k in default_kinds.split(",") if k]
+    return "--xla_gpu_enable_command_buffer=" + ",".join(
+        kinds + [k for k in ("WHILE",) if k not in kinds])
+
+
+def graph_settings(default_kinds: str) -> dict[str, str | None]:
+    """The command-buffer settings the chapter compares, as ``XLA_FLAGS``:
+    graphs off, the default, and the default with WHILE added."""
+    return {"graphs off": "--xla_gpu_enable_command_buffer=",
+            "default": "",
+            "default + WHILE": with_while_graphs(default_kinds)}
+
+
+def measure_command_buffers(default_kinds: str, names: list[str], *,
+                            steps: int = STEPS, repeat: int = 20
+                            ) -> dict[str, list[dict[str, Any]]]:
+    """`measure` of the variants ``names`` under each of `graph_settings`,
+    each setting in a fresh process (a GPU machine's recording)."""
+    settings = graph_settings(default_kinds)
+    if None in settings.values():
+        raise ValueError(f"the default command-buffer kinds are not known "
+                         f"({default_kinds}); read them with "
+                         "helpers.flag_registry.effective on this machine.")
+    return {label: measure_with_flags(flags or "", names, steps=steps,
+                                      repeat=repeat)
+            for label, flags in settings.items()}
 
 
 def _main(argv: list[str]) -> None:

@@ -40,10 +40,11 @@ def test_noise_outside_the_loop_launches_less():
     assert outside < split
 
 
-def test_profile_counts_one_launch_for_the_fused_loop(tmp_path):
-    per_step = launches.profiled_launches(launches.fused, WEIGHTS, KEY,
-                                          STEPS, steps=STEPS,
-                                          folder=str(tmp_path))
+@pytest.mark.parametrize("graphs", [False, True])
+def test_profile_counts_one_launch_for_the_fused_loop(tmp_path, graphs):
+    per_step = launches.profiled_launches(
+        launches.fused, WEIGHTS, KEY, STEPS, steps=STEPS,
+        folder=str(tmp_path), graphs_while_profiling=graphs)
     assert 0 < per_step * STEPS <= 4  # the kernel, perhaps a copy or two
 
 

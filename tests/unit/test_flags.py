@@ -3,8 +3,8 @@ registry of the book's flags."""
 
 import pytest
 
-from helpers import flag_registry, xla_flags
-from helpers.workbook import flags
+from helpers import child, crosscompile, flag_registry, xla_flags
+from helpers.workbook import flags, launches
 
 OWN_FUSIONS = "--xla_cpu_experimental_ynn_fusion_type="
 
@@ -20,8 +20,34 @@ def test_a_flag_in_a_child_changes_the_compiled_module():
 
 def test_an_unknown_flag_kills_only_the_child():
     made_up = "--xla_" + "no_such_flag=1"
-    out = flags.in_child("reduction", made_up)
-    assert out["returncode"] != 0 and "Unknown flag" in out["error"]
+    with pytest.raises(child.ChildFailed) as err:
+        flags.in_child("reduction", made_up)
+    assert err.value.returncode != 0 and "Unknown flag" in err.value.output
+
+
+def test_automatic_pgle_compiles_the_program_a_second_time():
+    # JAX profiles the first JAX_PGLE_PROFILING_RUNS calls, then compiles
+    # again; the evidence chapter 6 shows, measurable on a CPU
+    without = child.call(flags.measure_jit, "small_kernels", 4, 3)
+    with_pgle = child.call(flags.measure_jit, "small_kernels", 4, 3,
+                           env=flags.PGLE)
+    assert (without["compilations"], with_pgle["compilations"]) == (1, 2)
+    assert with_pgle["pgle"] and not without["pgle"]
+    with pytest.raises(ValueError, match="must exceed"):
+        flags.measure_jit("small_kernels", calls=2)
+
+
+def test_the_gpu_measurement_runs_here_as_a_dry_run():
+    # every child of the GPU recording, on this CPU at its small sizes: XLA
+    # parses the GPU flags here too, so no code path is new on the GPU
+    out = flags.measure_on_gpu({"reduction": ["", "--xla_gpu_autotune_"
+                                              "level=0", "--xla_made_up=1"]},
+                               repeat=3)
+    rows = out["rows"]
+    assert [r["flags"] for r in rows][0] == "(none)"
+    assert all(r["median s"] > 0 for r in rows[:2])
+    assert "Unknown flag" in rows[2]["error"]  # one bad row, not a crash
+    assert out["auto_pgle"]["with"]["compilations"] == 2
 
 
 def test_unknown_programs_are_named():
@@ -44,7 +70,54 @@ def test_registry_table_and_unlisted_flags():
     table = flag_registry.table(read_installed=False)
     assert set(table.index) == set(flag_registry.FLAGS)
     assert (table["what it does"].str.len() > 10).all()
-    documented = table[table["default (documented)"] != ""]
+    documented = table[table["documented"] != ""]
     assert documented["source"].str.startswith("https://").all()
     assert flag_registry.unlisted(["--xla_dump_to=/tmp",
                                    "--xla_made_up"]) == ["--xla_made_up"]
+
+
+needs_plugin = pytest.mark.skipif(not crosscompile.available(),
+                                  reason=str(crosscompile.why_unavailable()))
+
+
+@needs_plugin
+def test_effective_defaults_are_read_from_xla_itself():
+    # the facts the expert review corrected, read from this jaxlib's dump;
+    # each of the book's earlier statements fails here
+    kinds = flag_registry.effective("--xla_gpu_enable_command_buffer")
+    assert "CONDITIONAL" in kinds.split(",")  # not "must be added"
+    assert "WHILE" not in kinds.split(",")
+    assert flag_registry.effective("--xla_gpu_triton_gemm_any") == "true"
+    assert flag_registry.effective(
+        "--xla_gpu_all_reduce_combine_threshold_bytes") != "256"
+    assert flag_registry.effective(
+        "xla_gpu_collective_combine_threshold_count").isdigit()
+    assert flag_registry.effective(
+        "--xla_enable_command_buffers_during_profiling") in ("false",
+                                                             "(unset)")
+
+
+@needs_plugin
+def test_the_table_flags_documents_that_disagree():
+    table = flag_registry.table()
+    agrees = table["document agrees"]
+    assert agrees["--xla_gpu_triton_gemm_any"] == "no"
+    assert agrees["--xla_gpu_memory_limit_slop_factor"] == "yes"
+    # XLA:CPU: the same built-in defaults plus JAX's own CPU settings
+    assert table.loc["--xla_backend_optimization_level",
+                     "effective, XLA:CPU"] == "3"
+
+
+def test_effective_names_its_backends():
+    with pytest.raises(ValueError, match="'gpu' or 'cpu'"):
+        flag_registry.effective("--xla_dump_to", "tpu")
+
+
+def test_command_buffer_settings_add_only_while():
+    settings = launches.graph_settings("FUSION,CONDITIONAL")
+    assert settings["default + WHILE"] == (
+        "--xla_gpu_enable_command_buffer=FUSION,CONDITIONAL,WHILE")
+    assert launches.graph_settings("(no CUDA plugin here)")[
+        "default + WHILE"] is None
+    with pytest.raises(ValueError, match="not known"):
+        launches.measure_command_buffers("(no CUDA plugin here)", [])

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import pallas_ir
+from helpers import fused, pallas_ir
 from helpers.fused import fused_scan, unsupported_operations
 
 W = jnp.linspace(-1.0, 1.0, 16).reshape(4, 4)
@@ -207,3 +207,20 @@ def test_a_gpu_too_old_for_pallas_gets_the_interpreter(monkeypatch):
     with pytest.warns(UserWarning, match=r"compute capability 8\.0.*7\.5"):
         got = fused_scan(mlp_step, INIT, XS)
     assert_trees_close(got, jax.lax.scan(mlp_step, INIT, XS))
+
+
+def test_the_backward_kernel_is_checked_too(monkeypatch):
+    checked = []
+    real = fused._refuse_unlowerable
+
+    def spy(fn, length, reverse, *rest):
+        checked.append(reverse)
+        return real(fn, length, reverse, *rest)
+
+    monkeypatch.setattr(fused, "_refuse_unlowerable", spy)
+    jax.grad(lambda w: _loss(fused_scan, INIT, XS, w))(W)
+    assert checked == [False, True]  # the forward loop, then the reverse
+    checked.clear()
+    unchecked = functools.partial(fused_scan, check=False)
+    jax.grad(lambda w: _loss(unchecked, INIT, XS, w))(W)
+    assert checked == []

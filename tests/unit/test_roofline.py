@@ -79,3 +79,11 @@ def test_measured_ceilings_are_positive_and_plausible():
 def test_ceilings_repr():
     assert repr(CEIL) == ("Ceilings(test: copy 1000 GB/s, float32 matmul "
                           "100 TFLOP/s)")
+
+
+def test_float32_is_measured_at_both_precisions():
+    # on a GPU with tensor cores the default is TF32: a separate ceiling
+    ceilings = roofline.measure_ceilings(("float32",), n=64)
+    assert set(ceilings.matmul_flops_per_s) == {
+        "float32", f"float32, {roofline.HIGHEST}"}
+    assert all(rate > 0 for rate in ceilings.matmul_flops_per_s.values())

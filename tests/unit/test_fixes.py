@@ -1,0 +1,49 @@
+"""Chapter 2's fixes: equal numbers here, and what XLA:GPU compiles them to
+for an H100 (the corrected facts of the chapter's explanation)."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from helpers import crosscompile
+from helpers.workbook import fixes
+
+
+def test_every_version_computes_a_times_b():
+    rng = np.random.default_rng(0)
+    for k in (5, 25, 32):
+        a = jnp.asarray(rng.standard_normal((7, 3, 3, k)), jnp.float32)
+        b = jnp.asarray(rng.standard_normal((7, 3, k, 1)), jnp.float32)
+        want = np.asarray(a @ b)
+        for name, fn in fixes.VERSIONS.items():
+            np.testing.assert_allclose(np.asarray(fn(a, b)), want,
+                                       rtol=2e-5, atol=2e-5, err_msg=name)
+
+
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason=str(crosscompile.why_unavailable()))
+def test_what_xla_gpu_makes_of_each_fix():
+    rows = {r["version"]: r for r in crosscompile.run(
+        fixes.structure_on_gpu, 25, "float32", 100_000)}
+    same = rows["batch-minor + transposes"]
+    # XLA cancels transposes within one program: the same kernel as a @ b
+    assert same["kernels"] == rows["a @ b"]["kernels"] == 1
+    assert same["reductions"] == rows["a @ b"]["reductions"]
+    assert same["bytes / floor"] == pytest.approx(1.0, abs=0.01)
+    # a real layout change and the segment matmul write intermediates:
+    # more than 1/0.85 of the floor's bytes, so the goal is out of reach
+    for name in ("batch-minor + layout change", "segment matmul"):
+        assert rows[name]["kernels"] >= 2
+        assert rows[name]["bytes / floor"] > 1 / 0.85
+    assert rows["pad K"]["reductions"] == "kInput"
+
+
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason=str(crosscompile.why_unavailable()))
+def test_xla_gpu_keeps_large_matrix_vector_products_as_products():
+    kept = {r["dot"]: r["matrix product kept"]
+            for r in crosscompile.run(fixes.strength_reduction_on_gpu)}
+    assert kept == {
+        "3xK matrix times K-vector, batched (the source, K=25)": False,
+        "large matrix times vector (4096x4096 by 4096)": True,
+        "vector times vector (4096)": False}
