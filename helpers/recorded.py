@@ -27,6 +27,7 @@ import numpy as np
 from helpers import env
 
 SCHEMA = 1
+DRY_RUN = "BOOK_DRY_RUN"
 # The book's reference GPU (an H100 SXM, as jax names its device kind).
 REFERENCE_DEVICE = "nvidia-h100-80gb-hbm3"
 REQUIRED_PROVENANCE = ("backend", "device", "compute_capability", "driver",
@@ -147,7 +148,8 @@ class Result:
 
     Attributes:
         name: the recording name.
-        source: ``'live'``, ``'recorded'`` or ``'missing'``.
+        source: ``'live'``, ``'recorded'``, ``'missing'``, or ``'dry run'``
+            (the GPU code path run on a CPU; see `live_or_recorded`).
         data: the measurement (None when missing).
         provenance: where and when it was measured (None when missing).
     """
@@ -168,6 +170,10 @@ class Result:
         if self.provenance is None:
             return (f"no GPU here and no recording of {self.name!r} yet: "
                     "run `make record` on the reference GPU")
+        if self.source == "dry run":
+            return (f"dry run, not a GPU result: the GPU code path at this "
+                    f"machine's sizes, on "
+                    f"{env.format_provenance(self.provenance)}")
         when = "measured live" if self.source == "live" else "recorded"
         return f"{when}: {env.format_provenance(self.provenance)}"
 
@@ -179,7 +185,11 @@ def live_or_recorded(name: str, measure: Callable[[], Any], *,
                      device: str = REFERENCE_DEVICE) -> Result:
     """Measure on a GPU; elsewhere return the reference GPU's recording.
 
-    On a GPU the result is saved too when ``BOOK_RECORD=1`` is set.
+    On a GPU the result is saved too when ``BOOK_RECORD=1`` is set. With
+    ``BOOK_DRY_RUN=1`` (what `make test` sets) a machine without a GPU
+    runs ``measure`` too, at its own sizes, and saves nothing: every GPU
+    code path is executed before a GPU visit, and a mistake in one costs
+    seconds here instead of the visit.
 
     Args:
         name: ``'<chapter>/<result>'``.
@@ -195,6 +205,10 @@ def live_or_recorded(name: str, measure: Callable[[], Any], *,
         True
     """
     path_for(name, device)  # validate the name before any work
+    if os.environ.get(DRY_RUN) == "1" and not env.on_gpu():
+        data = json.loads(json.dumps(measure(), default=_to_json,
+                                     allow_nan=False))
+        return Result(name, "dry run", data, env.describe())
     if env.on_gpu():
         data = measure()
         provenance = env.describe()

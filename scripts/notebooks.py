@@ -67,11 +67,12 @@ def setup_cell_source() -> str:
     return SETUP_TEMPLATE.format(url=url, name=url.split("/")[-1])
 
 
-def chapter_paths(names: list[str] | None = None) -> list[Path]:
+def chapter_paths(names: list[str] | None = None,
+                  folder: Path = CHAPTERS) -> list[Path]:
     """The ``.md`` sources of the chapters named (all by default)."""
     if not names:
-        return sorted(CHAPTERS.glob("[0-9][0-9]_*.md"))
-    paths = [CHAPTERS / f"{Path(n).stem}.md" for n in names]
+        return sorted(folder.glob("[0-9][0-9]_*.md"))
+    paths = [folder / f"{Path(n).stem}.md" for n in names]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         sys.exit(f"no such chapter: {', '.join(missing)}")
@@ -121,7 +122,7 @@ def execute(paths: list[Path]) -> None:
         notebook.metadata.pop("widgets", None)
         NotebookClient(notebook, timeout=900, kernel_name="python3",
                        store_widget_state=False,
-                       resources={"metadata": {"path": str(CHAPTERS)}}
+                       resources={"metadata": {"path": str(md_path.parent)}}
                        ).execute()
         write_pair(notebook, md_path)
         print(f"executed {md_path.stem} in "
@@ -151,8 +152,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["sync", "execute", "check"])
     parser.add_argument("chapters", nargs="*")
+    parser.add_argument("--chapters-dir", type=Path, default=CHAPTERS,
+                        help="where the chapters are (tests use a copy)")
     args = parser.parse_args()
-    paths = chapter_paths(args.chapters)
+    paths = chapter_paths(args.chapters, args.chapters_dir)
     if args.command == "sync":
         sync(paths)
     elif args.command == "execute":

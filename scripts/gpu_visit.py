@@ -1,0 +1,301 @@
+"""Record the book's GPU results in a short visit to a GPU machine.
+
+A GPU is lent for minutes at a time, one command of at most 10 minutes
+after another. Three steps, two of them there:
+
+* ``plan`` (anywhere): the chapters in priority order with the time each
+  took at the last visit, cut into commands that fit the per-command
+  budget;
+* ``run --out DIR CHAPTER ...`` (on the GPU): executes each chapter live
+  with recording on, saving every result the moment it is measured;
+  logs each chapter's wall time; stops starting chapters when the next
+  would not fit the budget; and after every chapter re-packs everything
+  made so far into ``DIR/gpu-visit.tar.gz`` (at most 16 MiB), so a command
+  cut off at its limit loses only the chapter in progress. ``--tests``
+  adds the GPU tests and strict nbval, with a JUnit file;
+* ``unpack ARCHIVE`` (here): checks every recording's schema and
+  provenance, refuses a chapter whose recordings are incomplete, and
+  copies the rest into ``recorded/``.
+
+Usage::
+
+    python3 scripts/gpu_visit.py plan
+    python3 scripts/gpu_visit.py run --out "$OUT" --budget 540 02_fusion 03_launches
+    python3 scripts/gpu_visit.py unpack /work/.device/.../gpu-visit.tar.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = ROOT / "chapters"
+# Priority order of the visit: the chapters with the most GPU results
+# first, then the tests (issue: record every chapter on the H100).
+PRIORITY = ("02_fusion", "03_launches", "01_measuring", "05_transformations",
+            "06_xla_flags", "04_profiling", "07_multi_gpu")
+ARCHIVE = "gpu-visit.tar.gz"
+ARCHIVE_LIMIT = 16 * 2**20
+LOG = "visit_log.json"
+HISTORY = ROOT / "recorded" / LOG
+COMMAND_BUDGET_S = 540  # under the 10-minute limit of one command
+_RECORDING = re.compile(r'live_or_recorded\(\s*"([0-9]{2}_[a-z0-9_]+/'
+                        r'[a-z0-9_\-]+)"')
+
+
+def expected_recordings(chapter: str, chapters: Path = CHAPTERS
+                        ) -> list[str]:
+    """The recording names a chapter's cells ask for."""
+    text = (chapters / f"{chapter}.md").read_text()
+    return sorted(set(_RECORDING.findall(text)))
+
+
+def last_times(history: Path = HISTORY) -> dict[str, float]:
+    """Each chapter's wall seconds at the last visit that ran it."""
+    if not history.exists():
+        return {}
+    runs = json.loads(history.read_text()).get("chapters", [])
+    return {run["chapter"]: run["seconds"] for run in runs
+            if run.get("status") == "ok"}
+
+
+def plan(chapters: tuple[str, ...] = PRIORITY,
+         budget_s: float = COMMAND_BUDGET_S,
+         times: dict[str, float] | None = None,
+         unknown_s: float = 240) -> list[list[tuple[str, float]]]:
+    """Chapters grouped into commands of at most ``budget_s`` each, in
+    order, with each chapter's expected seconds (its last time, or
+    ``unknown_s`` for one never timed)."""
+    times = last_times() if times is None else times
+    commands: list[list[tuple[str, float]]] = [[]]
+    used = 0.0
+    for chapter in chapters:
+        expected = times.get(chapter, unknown_s)
+        if commands[-1] and used + expected > budget_s:
+            commands.append([])
+            used = 0.0
+        commands[-1].append((chapter, expected))
+        used += expected
+    return commands
+
+
+def run(chapters: list[str], out: Path, budget_s: float, *,
+        tests: bool = False, chapters_dir: Path = CHAPTERS,
+        times: dict[str, float] | None = None) -> dict:
+    """Execute ``chapters`` live with recording on; see the module doc."""
+    out.mkdir(parents=True, exist_ok=True)
+    staging = out / "staging"
+    (staging / "recorded").mkdir(parents=True, exist_ok=True)
+    (staging / "notebooks").mkdir(exist_ok=True)
+    times = last_times() if times is None else times
+    log = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+           "budget_s": budget_s, "chapters": []}
+    start = time.monotonic()
+    for chapter in chapters:
+        left = budget_s - (time.monotonic() - start)
+        expected = times.get(chapter, 0.0)
+        print(f"gpu_visit: {chapter}: expected {expected:.0f} s, "
+              f"{left:.0f} s left", flush=True)
+        if expected > left or left <= 0:
+            log["chapters"].append({"chapter": chapter, "status":
+                                    "skipped: would not fit",
+                                    "seconds": 0.0})
+            _save_log(staging, log)
+            continue
+        log["chapters"].append(_execute(chapter, staging, left,
+                                        chapters_dir))
+        _save_log(staging, log)
+        pack(staging, out / ARCHIVE)
+    if tests:
+        left = budget_s - (time.monotonic() - start)
+        log["tests"] = _run_tests(staging, left)
+        _save_log(staging, log)
+    pack(staging, out / ARCHIVE)
+    return log
+
+
+def _execute(chapter: str, staging: Path, timeout: float,
+             chapters_dir: Path) -> dict:
+    """One chapter, in a child process: recordings go straight into the
+    staging folder as they are made."""
+    env = {**os.environ, "BOOK_RECORD": "1", "PYTHONUNBUFFERED": "1",
+           "BOOK_RECORDED_DIR": str(staging / "recorded")}
+    begin = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "notebooks.py"),
+             "--chapters-dir", str(chapters_dir), "execute", chapter],
+            env=env, capture_output=True, text=True, timeout=timeout)
+        status = "ok" if done.returncode == 0 else "failed"
+        tail = (done.stdout + done.stderr)[-3000:]
+    except subprocess.TimeoutExpired as err:
+        status, tail = "failed: out of time", str(err.stdout or "")[-3000:]
+    seconds = time.monotonic() - begin
+    executed = chapters_dir / f"{chapter}.ipynb"
+    if status == "ok" and executed.exists():
+        shutil.copy(executed, staging / "notebooks" / executed.name)
+    print(f"gpu_visit: {chapter}: {status} in {seconds:.0f} s", flush=True)
+    return {"chapter": chapter, "status": status, "seconds": seconds,
+            **({} if status == "ok" else {"output": tail})}
+
+
+def _run_tests(staging: Path, timeout: float) -> dict:
+    """The GPU tests and strict nbval, with a JUnit file."""
+    junit = staging / "test-gpu-junit.xml"
+    command = [sys.executable, "-m", "pytest", "tests", "chapters",
+               "--nbval", "--nbval-sanitize-with", "tests/sanitize.cfg",
+               "-p", "no:cacheprovider", f"--junitxml={junit}", "-q"]
+    begin = time.monotonic()
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True,
+                              text=True, timeout=max(timeout, 1))
+        status = f"exit {done.returncode}"
+        tail = (done.stdout + done.stderr)[-3000:]
+    except subprocess.TimeoutExpired:
+        status, tail = "failed: out of time", ""
+    return {"status": status, "seconds": time.monotonic() - begin,
+            "output": tail}
+
+
+def _save_log(staging: Path, log: dict) -> None:
+    (staging / LOG).write_text(json.dumps(log, indent=1) + "\n")
+
+
+def pack(staging: Path, archive: Path, limit: int = ARCHIVE_LIMIT) -> Path:
+    """Everything in ``staging`` as one gzipped tar of at most ``limit``
+    bytes. Over the limit, the executed notebooks are left out first,
+    largest first (the recordings and the log are what the book needs),
+    and the log says which."""
+    left_out: list[str] = []
+    notebooks = sorted((staging / "notebooks").glob("*.ipynb"),
+                       key=lambda p: p.stat().st_size, reverse=True)
+    while True:
+        partial = archive.with_suffix(".partial")
+        with tarfile.open(partial, "w:gz") as tar:
+            for path in sorted(staging.rglob("*")):
+                if path.is_file() and path.name not in left_out:
+                    tar.add(path, arcname=str(path.relative_to(staging)))
+        if partial.stat().st_size <= limit:
+            partial.replace(archive)  # a reader never sees a half archive
+            return archive
+        if not notebooks:
+            partial.unlink()
+            raise RuntimeError(f"the recordings alone exceed {limit} bytes"
+                               "; trim the profiles they hold.")
+        left_out.append(notebooks.pop(0).name)
+        log_path = staging / LOG
+        log = json.loads(log_path.read_text()) if log_path.exists() else {}
+        log["left out of the archive (size)"] = left_out
+        _save_log(staging, log)
+
+
+def unpack(archive: Path, recorded_root: Path | None = None,
+           chapters_dir: Path = CHAPTERS) -> dict:
+    """Check an archive and copy its complete chapters into ``recorded/``.
+
+    Returns ``{"copied": [names], "refused": {chapter: reason}}``.
+
+    Raises:
+        ValueError: the archive has no visit log, or a recording fails
+            its schema or provenance check.
+    """
+    sys.path.insert(0, str(ROOT))
+    from helpers import env, recorded
+    recorded_root = recorded_root or recorded.root()
+    with tempfile.TemporaryDirectory() as folder:
+        with tarfile.open(archive) as tar:
+            tar.extractall(folder, filter="data")
+        staging = Path(folder)
+        if not (staging / LOG).exists():
+            raise ValueError(f"{archive} has no {LOG}: not made by "
+                             "`gpu_visit.py run`.")
+        log = json.loads((staging / LOG).read_text())
+        found = _checked_recordings(staging / "recorded", recorded, env)
+        copied, refused = [], {}
+        for entry in log["chapters"]:
+            chapter = entry["chapter"]
+            if entry["status"] != "ok":
+                refused[chapter] = entry["status"]
+                continue
+            want = set(expected_recordings(chapter, chapters_dir))
+            have = {name for name in found
+                    if name.startswith(chapter + "/")}
+            if want - have:
+                refused[chapter] = f"missing {sorted(want - have)}"
+            else:
+                for name in sorted(have):
+                    source, device = found[name]
+                    target = recorded_root / device / f"{name}.json"
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(source, target)
+                    copied.append(name)
+        junit = staging / "test-gpu-junit.xml"
+        if junit.exists():
+            shutil.copy(junit, recorded_root / junit.name)
+        history = [e for e in log["chapters"] if e["status"] == "ok"]
+        (recorded_root / LOG).write_text(json.dumps(
+            {"chapters": history}, indent=1) + "\n")
+    return {"copied": copied, "refused": refused}
+
+
+def _checked_recordings(folder: Path, recorded, env) -> dict:
+    """``{name: (path, device)}`` of every recording, each loaded through
+    `helpers.recorded.load` (schema, name and provenance checked)."""
+    found = {}
+    for path in sorted(folder.glob("*/*/*.json")):
+        device = path.parent.parent.name
+        name = f"{path.parent.name}/{path.stem}"
+        os.environ["BOOK_RECORDED_DIR"] = str(folder)
+        try:
+            record = recorded.load(name, device)
+        finally:
+            os.environ.pop("BOOK_RECORDED_DIR")
+        if env.device_slug(record["provenance"]) != device:
+            raise ValueError(f"{path}: its provenance names "
+                             f"{record['provenance']['device']!r}, not the "
+                             f"folder's device {device!r}.")
+        found[name] = (path, device)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    p_plan = verbs.add_parser("plan", help="commands that fit the budget")
+    p_plan.add_argument("--budget", type=float, default=COMMAND_BUDGET_S)
+    p_run = verbs.add_parser("run", help="on the GPU: record chapters")
+    p_run.add_argument("--out", type=Path, required=True)
+    p_run.add_argument("--budget", type=float, default=COMMAND_BUDGET_S)
+    p_run.add_argument("--tests", action="store_true")
+    p_run.add_argument("chapters", nargs="*")
+    p_unpack = verbs.add_parser("unpack", help="here: check and copy")
+    p_unpack.add_argument("archive", type=Path)
+    args = parser.parse_args(argv)
+    if args.verb == "plan":
+        for i, command in enumerate(plan(budget_s=args.budget), 1):
+            total = sum(s for _, s in command)
+            print(f"command {i} (~{total:.0f} s): " + ", ".join(
+                f"{c} ({s:.0f} s)" for c, s in command))
+        return 0
+    if args.verb == "run":
+        log = run(args.chapters or list(PRIORITY), args.out, args.budget,
+                  tests=args.tests)
+        failed = [c for c in log["chapters"] if c["status"] != "ok"]
+        return 1 if failed else 0
+    result = unpack(args.archive)
+    print(json.dumps(result, indent=1))
+    return 1 if result["refused"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

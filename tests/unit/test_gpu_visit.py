@@ -1,0 +1,131 @@
+"""The GPU visit's runner, end to end on this machine: chapters executed
+with recording on, an archive packed after each, unpacked and checked."""
+
+import json
+import tarfile
+
+import pytest
+
+from scripts import gpu_visit
+
+PROBE = '''---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Probe
+
+```{code-cell} ipython3
+# replaced by the setup cell
+```
+
+```{code-cell} ipython3
+from helpers import recorded
+
+recorded.save("90_probe/result", {"ok": 1})
+# the chapter's cells would ask: recorded.live_or_recorded("90_probe/result", f)
+```
+'''
+BROKEN = PROBE.replace("90_probe/result", "91_broken/result").replace(
+    'recorded.save("91_broken/result", {"ok": 1})', 'raise RuntimeError("x")')
+SHORT = PROBE.replace("90_probe", "92_short") + (
+    '\n<!-- it also asks live_or_recorded("92_short/other", ...) -->\n')
+
+
+@pytest.fixture(scope="module")
+def visit(tmp_path_factory):
+    chapters = tmp_path_factory.mktemp("chapters")
+    for name, text in (("90_probe", PROBE), ("91_broken", BROKEN),
+                       ("92_short", SHORT)):
+        (chapters / f"{name}.md").write_text(text)
+    out = tmp_path_factory.mktemp("out")
+    log = gpu_visit.run(["90_probe", "91_broken", "92_short", "93_late"],
+                        out, budget_s=300, chapters_dir=chapters,
+                        times={"93_late": 10_000})
+    return chapters, out, log
+
+
+def test_each_chapter_is_logged_with_its_time(visit):
+    _, out, log = visit
+    status = {c["chapter"]: c["status"] for c in log["chapters"]}
+    assert status["90_probe"] == "ok"
+    assert status["91_broken"] == "failed"
+    assert status["93_late"] == "skipped: would not fit"
+    assert all(c["seconds"] >= 0 for c in log["chapters"])
+    assert "RuntimeError" in log["chapters"][1]["output"]
+
+
+def test_the_archive_holds_the_recordings_the_log_and_notebooks(visit):
+    _, out, _ = visit
+    archive = out / gpu_visit.ARCHIVE
+    assert archive.stat().st_size <= gpu_visit.ARCHIVE_LIMIT
+    names = tarfile.open(archive).getnames()
+    assert gpu_visit.LOG in names
+    assert any(n.endswith("90_probe/result.json") for n in names)
+    assert "notebooks/90_probe.ipynb" in names
+
+
+def test_unpack_copies_complete_chapters_and_refuses_the_rest(visit,
+                                                              tmp_path):
+    chapters, out, _ = visit
+    result = gpu_visit.unpack(out / gpu_visit.ARCHIVE, tmp_path, chapters)
+    assert result["copied"] == ["90_probe/result"]
+    assert result["refused"]["91_broken"] == "failed"
+    assert "92_short/other" in result["refused"]["92_short"]
+    [copied] = tmp_path.glob("*/90_probe/result.json")
+    assert json.loads(copied.read_text())["data"] == {"ok": 1}
+    history = json.loads((tmp_path / gpu_visit.LOG).read_text())
+    assert [c["chapter"] for c in history["chapters"]] == [
+        "90_probe", "92_short"]
+
+
+def test_a_recording_with_bad_provenance_is_refused(visit, tmp_path):
+    chapters, out, _ = visit
+    staging = tmp_path / "staging"
+    with tarfile.open(out / gpu_visit.ARCHIVE) as tar:
+        tar.extractall(staging, filter="data")
+    [path] = staging.glob("recorded/*/90_probe/result.json")
+    record = json.loads(path.read_text())
+    del record["provenance"]["driver"]
+    path.write_text(json.dumps(record))
+    gpu_visit.pack(staging, tmp_path / "bad.tar.gz")
+    with pytest.raises(ValueError, match="provenance lacks"):
+        gpu_visit.unpack(tmp_path / "bad.tar.gz", tmp_path / "rec",
+                         chapters)
+
+
+def test_an_archive_over_the_limit_leaves_notebooks_out(visit, tmp_path):
+    _, out, _ = visit
+    staging = tmp_path / "staging"
+    with tarfile.open(out / gpu_visit.ARCHIVE) as tar:
+        tar.extractall(staging, filter="data")
+    notebooks = sorted((staging / "notebooks").glob("*.ipynb"),
+                       key=lambda p: p.stat().st_size)
+    small = tmp_path / "small.tar.gz"
+    limit = gpu_visit.pack(staging, small).stat().st_size - 1
+    gpu_visit.pack(staging, small, limit=limit)
+    names = tarfile.open(small).getnames()
+    largest = notebooks[-1]
+    assert f"notebooks/{largest.name}" not in names  # left out first
+    assert largest.exists()  # left out of the archive, not deleted
+    assert any(n.endswith("result.json") for n in names)
+    log = json.loads((staging / gpu_visit.LOG).read_text())
+    assert log["left out of the archive (size)"] == [largest.name]
+
+
+def test_the_plan_fits_each_command_in_the_budget():
+    commands = gpu_visit.plan(("a", "b", "c", "d"), budget_s=500,
+                              times={"a": 300, "b": 150, "c": 400})
+    assert commands == [[("a", 300), ("b", 150)], [("c", 400)],
+                        [("d", 240)]]
+
+
+def test_the_chapters_name_their_recordings():
+    assert "02_fusion/fixes" in gpu_visit.expected_recordings("02_fusion")
