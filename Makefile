@@ -40,8 +40,9 @@ book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
 	@echo "The book is in _build/html: open _build/html/index.html"
 
+# BOOK_DRY_RUN: the chapters also run their GPU code paths here (dry run).
 test: $(STAMP) cross
-	$(PY) -m pytest tests chapters --nbval-lax -p no:cacheprovider
+	BOOK_DRY_RUN=1 $(PY) -m pytest tests chapters --nbval-lax -p no:cacheprovider
 
 # The same suite on the newest Python and JAX the registries give (Colab's
 # and the GPU host's end). Debian 12 has no Python 3.12+, so

@@ -4,6 +4,8 @@
   with the reason when JAX has no GPU.
 - Each notebook's total execution time is printed at the end, so a chapter
   that grows slow is noticed before CI's time limit is.
+- With ``BOOK_DRY_RUN=1`` (set by `make test`) the chapters take their GPU
+  code paths here, at this machine's sizes, saving nothing.
 """
 
 import collections
@@ -21,6 +23,19 @@ from helpers import meshes  # noqa: E402
 meshes.simulate(8)
 
 _NOTEBOOK_SECONDS: dict[str, float] = collections.defaultdict(float)
+# `make test` sets BOOK_DRY_RUN=1 so that the chapters run every GPU code
+# path here (helpers.recorded); the unit tests run without it, since they
+# test live_or_recorded's other paths too.
+_DRY_RUN = os.environ.pop("BOOK_DRY_RUN", None)
+
+
+def pytest_runtest_setup(item):
+    """Dry-run mode for the chapters' kernels only (they start with the
+    first cell of each notebook and inherit this environment)."""
+    if _DRY_RUN and item.nodeid.split("::")[0].endswith(".ipynb"):
+        os.environ["BOOK_DRY_RUN"] = _DRY_RUN
+    else:
+        os.environ.pop("BOOK_DRY_RUN", None)
 
 
 def pytest_collection_modifyitems(config, items):

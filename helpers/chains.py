@@ -1,5 +1,8 @@
 """Many independent chains of one scan, side by side in each GPU program.
 
+(On Hopper and newer the Mosaic GPU path does this natively, one chain per
+thread, `helpers.lanes`; what follows is the Triton path.)
+
 ``jax.vmap`` of `helpers.fused.fused_scan` over 10,000 chains gives a
 Pallas grid of 10,000 programs, each running one chain with a whole block
 of threads (Triton's default is four warps, 128 threads) of which one
@@ -22,14 +25,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
-from jax.experimental.pallas import triton as pltriton
 
-from helpers import padding
-from helpers.fused import Step, _hoist_constants, _no_gpu_kernel
+from helpers import backends, lanes, padding
+from helpers.fused import Step, _hoist_constants
 
 
 def fused_chains(step: Step, init: Any, xs: Any, *,
                  chains_per_program: int = 64, num_warps: int = 1,
+                 backend: str | None = None,
                  interpret: bool | None = None) -> tuple[Any, Any]:
     """``jax.vmap(lambda c, x: jax.lax.scan(step, c, x))(init, xs)``, as
     one kernel with ``chains_per_program`` chains in each program.
@@ -39,11 +42,14 @@ def fused_chains(step: Step, init: Any, xs: Any, *,
         init: the chains' initial carries: every leaf has a leading axis
             of the number of chains.
         xs: per-chain inputs: every leaf is ``(chains, steps, ...)``.
-        chains_per_program: chains side by side in one program, a power of
-            two (Triton's rule for array sides).
-        num_warps: warps (of 32 threads) per program.
-        interpret: run in Pallas's interpreter (default: unless on a GPU
-            Pallas can compile for).
+        chains_per_program: Triton: chains side by side in one program,
+            a power of two (Triton's rule for array sides).
+        num_warps: Triton: warps (of 32 threads) per program.
+        backend: ``'mosaic'``, ``'triton'`` or None (by the GPU's
+            capability, `helpers.backends`). Mosaic GPU runs 128 chains
+            per program, one per thread (`helpers.lanes`).
+        interpret: run the backend's interpreter (default: unless on a
+            GPU that can compile it).
 
     Returns:
         ``(final_carries, ys)``, each leaf with the leading chain axis.
@@ -56,7 +62,12 @@ def fused_chains(step: Step, init: Any, xs: Any, *,
     carry0 = jax.tree.map(lambda leaf: leaf[0], init)
     x0 = jax.tree.map(lambda leaf: leaf[0, 0], xs)
     fn, consts = _hoist_constants(step, carry0, x0)
-    interpret = _no_gpu_kernel() if interpret is None else interpret
+    how = backends.choose(backend, interpret, lambda: not lanes.
+                          unsupported_operations(fn, carry0, x0, *consts))
+    if how.backend == "mosaic":
+        return lanes.launch(fn, length, False, init, xs, consts,
+                            interpret=how.interpret)
+    interpret = how.interpret
     blocks = -(-chains // chains_per_program)
     total = blocks * chains_per_program
 
@@ -165,9 +176,12 @@ def _launch(fn: Any, length: int, per_program: int, blocks: int,
         for ref, leaf in zip(carry_refs, jax.tree.leaves(carry)):
             ref[...] = leaf
 
-    backend = {} if interpret else {"compiler_params":
-                                    pltriton.CompilerParams(
-                                        num_warps=num_warps)}
+    if interpret:
+        backend = {}
+    else:
+        from jax.experimental.pallas import triton as pltriton
+        backend = {"compiler_params": pltriton.CompilerParams(
+            num_warps=num_warps)}
     outs = pl.pallas_call(
         kernel, out_shape=out_shapes, grid=(blocks,), interpret=interpret,
         in_specs=([chain_block(v) for v in init_leaves]

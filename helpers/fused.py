@@ -7,39 +7,38 @@ meaning but writes the loop *inside* a single Pallas kernel: the carry stays
 in registers or on-chip memory from the first step to the last, and the
 device runs one launch.
 
-On a GPU with Pallas support the kernel is compiled for it; elsewhere it
-runs in Pallas's interpret mode, which executes the same kernel program
-with ordinary XLA operations, so a CPU checks its results against
-`lax.scan`. Gradients flow through a custom VJP whose backward pass is a
-second fused scan running the loop in reverse.
-
-Triton, which compiles Pallas kernels for NVIDIA GPUs, takes only arrays
-whose sides are powers of two; `helpers.padding` pads the step's arrays
-and keeps the padding out of the results. Before anything runs, the
-kernel is lowered to Triton's IR (`helpers.pallas_ir`, possible on any
-machine), so a step the GPU cannot compile is refused with Triton's
-reason on a laptop too.
+Two Pallas backends can compile it, chosen by the GPU
+(`helpers.backends`): Mosaic GPU on Hopper and newer, where the step is
+scalarised onto one thread (`helpers.lanes`), and Triton on Ampere and
+newer, which takes only arrays whose sides are powers of two, so
+`helpers.padding` pads the step's arrays and keeps the padding out of the
+results. Without a GPU the loop runs in Pallas's interpreter, so a CPU
+checks its results against `lax.scan`. Before anything runs, the step is
+checked against the chosen backend (Triton's IR through
+`helpers.pallas_ir`, possible on any machine), so a step the GPU cannot
+compile is refused with the reason on a laptop too. Gradients flow through
+a custom VJP whose backward pass is a second fused scan running the loop
+in reverse.
 """
 
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
-from jax.experimental.pallas import triton as pltriton
 
-from helpers import crosscompile, env, padding, pallas_ir
+from helpers import backends, lanes, padding, pallas_ir
 
 Step = Callable[[Any, Any], tuple[Any, Any]]
 
 
 def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
-               interpret: bool | None = None, pad: bool | None = None,
-               check: bool = True) -> tuple[Any, Any]:
+               backend: str | None = None, interpret: bool | None = None,
+               pad: bool | None = None, check: bool = True
+               ) -> tuple[Any, Any]:
     """`jax.lax.scan(step, init, xs)`, run as one Pallas kernel.
 
     Args:
@@ -50,16 +49,19 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
         xs: a pytree of arrays sharing a leading dimension, the number of
             steps; step ``i`` sees ``x[i]`` of each leaf.
         reverse: run the steps from last to first, as `lax.scan` does.
-        interpret: force Pallas interpret mode (default: interpret unless
-            on a GPU).
-        pad: run the kernel on arrays padded to powers of two, as Triton
-            requires, with `helpers.padding` keeping the padding out of
-            the results (default: pad when compiling for a GPU).
-        check: on every machine, compile the kernel as far as Triton's IR
-            (`helpers.pallas_ir`) and refuse a step the GPU could not
-            compile, so a CPU catches it before a GPU does.
-            ``check=False`` runs it anyway (in interpret mode that works;
-            on a GPU the compiler then raises).
+        backend: ``'mosaic'`` (Mosaic GPU, Hopper and newer),
+            ``'triton'`` (Ampere and newer, deprecated by jax 0.11.2) or
+            None: chosen by the GPU's capability (`helpers.backends`).
+        interpret: force that backend's interpreter (default: interpret
+            unless a GPU can compile it).
+        pad: Triton only: run the kernel on arrays padded to powers of
+            two, as Triton requires, with `helpers.padding` keeping the
+            padding out of the results (default: pad on a GPU).
+        check: on every machine, check that the chosen backend can compile
+            the step (Triton: lower the kernel to Triton's IR with
+            `helpers.pallas_ir`; Mosaic GPU: every operation can be
+            scalarised by `helpers.lanes`), so a CPU refuses what a GPU
+            would. ``check=False`` runs it anyway.
 
     Raises:
         NotImplementedError: the step uses an operation Pallas cannot
@@ -79,32 +81,41 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
     length = _length(xs)
     x0 = jax.tree.map(lambda leaf: leaf[0], xs)
     converted, consts = _hoist_constants(step, init, x0)
+    how = backends.choose(backend, interpret, lambda: not lanes.
+                          unsupported_operations(converted, init, x0,
+                                                 *consts))
     if check:  # as the GPU would compile it: padded unless told not to
-        _refuse_unsupported(converted, init, x0, consts)
-        _refuse_unlowerable(converted, length, reverse,
-                            True if pad is None else pad, init, xs, consts)
-    interpret = _no_gpu_kernel() if interpret is None else interpret
-    pad = (not interpret) if pad is None else pad
-    return _scan(converted, length, reverse, interpret, pad, check, init,
-                 xs, consts)
+        _refuse(how, converted, length, reverse,
+                True if pad is None else pad, init, xs, consts)
+    pad = (how.backend == "triton" and not how.interpret) if pad is None \
+        else pad
+    return _scan(converted, length, reverse, how, pad, check, init, xs,
+                 consts)
 
 
 def _no_gpu_kernel() -> bool:
-    """True when this machine cannot compile Pallas for its GPU: no GPU, or
-    one older than Pallas's Triton backend supports (a T4), which gets the
-    interpreter with a warning that says so."""
-    if crosscompile.compiling_for_gpu():
-        return False  # compiling for an H100, which Pallas supports
-    if not env.on_gpu():
-        return True
-    support = env.capabilities()["Pallas (Triton backend)"]
-    if support == "yes":
-        return False
-    warnings.warn(f"fused_scan: Pallas cannot compile for this GPU "
-                  f"({support.removeprefix('no: ')}); running the loop in "
-                  "Pallas's interpreter, which is correct but not one "
-                  "fast kernel.", stacklevel=3)
-    return True
+    """True when this machine cannot compile a Pallas kernel for a GPU
+    (`helpers.chains` asks; `helpers.backends` says why)."""
+    return backends.choose(None, None).interpret
+
+
+def _refuse(how: backends.Kernel, fn: Callable[..., Any], length: int,
+            reverse: bool, pad: bool, init: Any, xs: Any,
+            consts: tuple[Any, ...]) -> None:
+    """Raise, with the reason, when ``how``'s backend cannot compile the
+    step; shapes and dtypes are all it needs."""
+    x0 = jax.tree.map(lambda leaf: jax.ShapeDtypeStruct(
+        jnp.shape(leaf)[1:], jnp.result_type(leaf)), xs)
+    if how.backend == "mosaic":
+        missing = lanes.unsupported_operations(fn, init, x0, *consts)
+        if missing:
+            raise NotImplementedError(
+                f"fused_scan: the step uses {sorted(missing)}, which the "
+                "Mosaic GPU path (helpers.lanes) cannot run. Use "
+                "backend='triton', or rewrite those parts.")
+        return
+    _refuse_unsupported(fn, init, x0, consts)
+    _refuse_unlowerable(fn, length, reverse, pad, init, xs, consts)
 
 
 def _hoist_constants(step: Step, init: Any, x0: Any
@@ -199,8 +210,8 @@ def _refuse_unlowerable(fn: Callable[..., Any], length: int,
                         consts: tuple[Any, ...]) -> None:
     """Lower the GPU kernel to Triton's IR here; raise what Triton says."""
     def gpu_kernel(init: Any, xs: Any, consts: tuple[Any, ...]) -> Any:
-        return _run(fn, length, reverse, False, pad, init, xs, consts,
-                    save_carries=False)
+        return _run(fn, length, reverse, backends.Kernel("triton", False),
+                    pad, init, xs, consts, save_carries=False)
 
     try:
         pallas_ir.triton_modules(gpu_kernel, init, xs, consts)
@@ -220,7 +231,7 @@ def _spec(leaf: Any) -> tuple[tuple[int, ...], str]:
 
 
 def _run(fn: Callable[..., Any], length: int, reverse: bool,
-         interpret: bool, pad: bool, init: Any, xs: Any,
+         how: backends.Kernel, pad: bool, init: Any, xs: Any,
          consts: tuple[Any, ...], save_carries: bool
          ) -> tuple[Any, Any, Any]:
     """One kernel: the loop over ``length`` steps of ``fn(c, x, *consts)``.
@@ -230,6 +241,10 @@ def _run(fn: Callable[..., Any], length: int, reverse: bool,
     the kernel sees arrays padded to powers of two, and the results are
     cut back to their true shapes.
     """
+    if how.backend == "mosaic":
+        return backends.run_lanes(fn, length, reverse, how.interpret, init,
+                                  xs, consts, save_carries)
+    interpret = how.interpret
     if not pad:
         return _launch(fn, length, reverse, interpret, init, xs, consts,
                        save_carries)
@@ -291,10 +306,13 @@ def _launch(fn: Callable[..., Any], length: int, reverse: bool,
         for ref, leaf in zip(carry_refs, jax.tree.leaves(carry)):
             ref[...] = leaf
 
-    # Triton, by name: since jax 0.10 Pallas on a GPU defaults to Mosaic
-    # GPU (jax_pallas_use_mosaic_gpu), and the checks above are Triton's.
-    backend = {} if interpret else {"compiler_params":
-                                    pltriton.CompilerParams()}
+    # Triton, by name: in jax 0.9 and 0.10 a plain pallas_call lowered to
+    # Mosaic GPU (`helpers.pallas_ir.backend_status`).
+    if interpret:
+        backend = {}
+    else:
+        from jax.experimental.pallas import triton as pltriton
+        backend = {"compiler_params": pltriton.CompilerParams()}
     outs = pl.pallas_call(kernel, out_shape=out_shapes, interpret=interpret,
                           **backend)(*init_leaves, *xs_leaves, *consts)
     n_carry, n_y = len(init_leaves), len(y_leaves)
@@ -319,21 +337,21 @@ def _split(refs: tuple[Any, ...], counts: tuple[int, ...]
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4, 5))
 def _scan(fn: Callable[..., Any], length: int, reverse: bool,
-          interpret: bool, pad: bool, check: bool, init: Any, xs: Any,
+          how: backends.Kernel, pad: bool, check: bool, init: Any, xs: Any,
           consts: tuple[Any, ...]) -> tuple[Any, Any]:
-    final, ys, _ = _run(fn, length, reverse, interpret, pad, init, xs,
+    final, ys, _ = _run(fn, length, reverse, how, pad, init, xs,
                         consts, save_carries=False)
     return final, ys
 
 
-def _scan_forward(fn, length, reverse, interpret, pad, check, init, xs,
+def _scan_forward(fn, length, reverse, how, pad, check, init, xs,
                   consts):
-    final, ys, carries = _run(fn, length, reverse, interpret, pad, init,
+    final, ys, carries = _run(fn, length, reverse, how, pad, init,
                               xs, consts, save_carries=True)
     return (final, ys), (carries, xs, consts)
 
 
-def _scan_backward(fn, length, reverse, interpret, pad, check, residuals,
+def _scan_backward(fn, length, reverse, how, pad, check, residuals,
                    cotangents):
     """The reverse loop, also one kernel: step ``i`` pulls the cotangent of
     its output carry back through ``fn`` and adds up the constants'. With
@@ -357,13 +375,9 @@ def _scan_backward(fn, length, reverse, interpret, pad, check, residuals,
         shapes = jax.tree.map(
             lambda v: jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v)),
             (ct_init0, back_xs, consts))
-        x0 = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape[1:],
-                                                         s.dtype), shapes[1])
-        _refuse_unsupported(backward_step, shapes[0], x0, shapes[2])
-        _refuse_unlowerable(backward_step, length, not reverse, True,
-                            *shapes)
+        _refuse(how, backward_step, length, not reverse, True, *shapes)
     (ct_init, ct_consts), ct_xs, _ = _run(
-        backward_step, length, not reverse, interpret, pad, ct_init0,
+        backward_step, length, not reverse, how, pad, ct_init0,
         back_xs, consts, save_carries=False)
     return ct_init, ct_xs, ct_consts
 

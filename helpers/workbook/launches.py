@@ -138,7 +138,8 @@ def fused(weights: Weights, key: jax.Array, steps: int) -> jax.Array:
 
 
 def fused_side_by_side(weights: Weights, keys: jax.Array, steps: int, *,
-                       chains_per_program: int = 64) -> jax.Array:
+                       chains_per_program: int = 64,
+                       backend: str | None = None) -> jax.Array:
     """Many chains of `fused`, ``chains_per_program`` of them side by side
     in each program of one warp (`helpers.chains.fused_chains`), instead
     of ``jax.vmap`` giving every chain a program of its own."""
@@ -148,26 +149,47 @@ def fused_side_by_side(weights: Weights, keys: jax.Array, steps: int, *,
     init = jnp.broadcast_to(_start(weights), (keys.shape[0],
                                               *_start(weights).shape))
     momentum, _ = fused_chains(hoisted_step(positive(weights)), init,
-                               noise, chains_per_program=chains_per_program)
+                               noise, chains_per_program=chains_per_program,
+                               backend=backend)
     return momentum
 
 
-def side_by_side_on_gpu(chains: int = 10_000, steps: int = STEPS
-                        ) -> dict[str, Any]:
+def side_by_side_on_gpu(chains: int = 10_000, steps: int = STEPS,
+                        backend: str = "triton") -> dict[str, Any]:
     """A child function (`helpers.crosscompile.run`): `fused_side_by_side`
-    compiled for an H100, with its custom calls, and the grid and warps of
-    its Triton kernel read from the call's configuration."""
+    compiled for an H100 with ``backend``, with its custom calls, and (for
+    Triton) the grid and warps read from the call's configuration."""
     from helpers import crosscompile
     weights = init_weights(jax.random.key(0))
     keys = jax.random.split(jax.random.key(2), chains)
     text = crosscompile.compile_for_gpu(
-        lambda w, k: fused_side_by_side(w, k, steps), weights,
-        keys).as_text()
+        lambda w, k: fused_side_by_side(w, k, steps, backend=backend),
+        weights, keys).as_text()
     config = {name: int(value) for name, value in re.findall(
         r'"?(grid_x|num_warps)"?\s*[:=]\s*"?(\d+)', text)}
     return {"custom calls": [c.target for c in hlo.custom_calls(text)],
             "programs": config.get("grid_x"),
             "warps per program": config.get("num_warps")}
+
+
+def fused_backends_on_gpu(steps: int = STEPS) -> dict[str, Any]:
+    """A child function (`helpers.crosscompile.run`): `fused` compiled for
+    an H100 with each Pallas backend, its custom calls and kernels, and
+    which backend `fused_scan` picks for the H100 by itself."""
+    from helpers import backends, crosscompile
+    weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
+    pos = positive(weights)
+    found: dict[str, Any] = {"chosen": backends.choose(None, None).backend}
+    for backend in backends.BACKENDS:
+        def run(w: Weights, k: jax.Array, b: str = backend) -> jax.Array:
+            noise = noise_for(k, steps, w["w_in"].dtype)
+            return fused_scan(hoisted_step(pos), _start(w), noise,
+                              backend=b)[0]
+        text = crosscompile.compile_for_gpu(run, weights, key).as_text()
+        found[backend] = {
+            "custom calls": [c.target for c in hlo.custom_calls(text)],
+            "kernels": hlo.kernel_count(text)}
+    return found
 
 
 VARIANTS: dict[str, Callable[..., jax.Array]] = {
@@ -350,12 +372,19 @@ def profiled_launches(variant: Callable[..., jax.Array], *args: Any,
     return len(trace.device_events(trace.load(folder))) / steps
 
 
-def measure_variants_on_gpu(folder: str, *, steps: int = STEPS
+def dry_or(gpu: Any, dry: Any) -> Any:
+    """``gpu`` on a GPU; ``dry`` elsewhere, where a GPU measurement runs
+    only as a dry run (`helpers.recorded`) and needs only to run."""
+    return env.sizes(gpu=gpu, cpu=dry)
+
+
+def measure_variants_on_gpu(folder: str, *, steps: int | None = None
                             ) -> dict[str, Any]:
     """What the chapter records from a GPU machine: every variant on the
     GPU, the loop variants on the same machine's CPU, and the kernels per
     step counted in a profile of each GPU variant, in both execution modes
     of `PROFILED_MODES`."""
+    steps = steps or dry_or(STEPS, 200)
     weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
     profiled: dict[str, dict[str, float]] = {}
     for mode, graphs in PROFILED_MODES.items():
@@ -372,8 +401,8 @@ def measure_variants_on_gpu(folder: str, *, steps: int = STEPS
             "profiled_launches_per_step": profiled}
 
 
-def measure_goals(*, steps: int = STEPS, chains: int = 10_000,
-                  repeat: int = 10) -> dict[str, Any]:
+def measure_goals(*, steps: int | None = None, chains: int | None = None,
+                  repeat: int | None = None) -> dict[str, Any]:
     """The chapter's two goals, measured on a GPU machine in one run.
 
     One chain: the fused kernel on the GPU against the best jitted loop on
@@ -382,17 +411,30 @@ def measure_goals(*, steps: int = STEPS, chains: int = 10_000,
     the CPU. Also a do-almost-nothing fused loop, whose time per step is
     the floor a chain of dependent steps cannot beat.
     """
+    steps = steps or dry_or(STEPS, 200)
+    chains = chains or dry_or(10_000, 256)
+    repeat = repeat or dry_or(10, 3)
     cpu = jax.devices("cpu")[0]
     weights = init_weights(jax.random.key(0))
     key = jax.random.key(1)
     keys = jax.random.split(jax.random.key(2), chains)
 
     def time_it(fn: Callable[..., Any], *args: Any, on: Any = None,
-                times: int = repeat) -> float:
+                times: int = repeat) -> float | str:
+        """The median seconds, or the error that stopped this one
+        measurement (the others go on: a visit is too short to lose)."""
         args = jax.tree.map(lambda a: jax.device_put(a, on)
                             if isinstance(a, jax.Array) else a, args)
-        with jax.default_device(on):
-            return bench.benchmark(fn, *args, repeat=times).median
+        try:
+            with jax.default_device(on):
+                return bench.benchmark(fn, *args, repeat=times).median
+        except Exception as err:  # recorded, never hidden
+            return f"failed: {type(err).__name__}: {err}"[:500]
+
+    def fused_with(backend: str) -> Callable[..., Any]:
+        return jax.jit(lambda w, k: fused_scan(
+            hoisted_step(positive(w)), _start(w),
+            noise_for(k, steps, w["w_in"].dtype), backend=backend)[0])
 
     def chains_of(variant: Callable[..., jax.Array]) -> Callable[..., Any]:
         return jax.jit(lambda w, k: many_chains(variant, w, k, steps))
@@ -403,6 +445,8 @@ def measure_goals(*, steps: int = STEPS, chains: int = 10_000,
         "steps": steps, "chains": chains,
         "one_chain_s": {
             "gpu fused_scan": time_it(fused, weights, key, steps),
+            "gpu fused_scan, triton": time_it(fused_with("triton"),
+                                              weights, key),
             "gpu while, traced bound": time_it(
                 while_traced, weights, key, jnp.int32(steps)),
             "cpu scan, softplus hoisted": time_it(
@@ -413,8 +457,11 @@ def measure_goals(*, steps: int = STEPS, chains: int = 10_000,
         "many_chains_s": {
             "gpu fused_scan": time_it(chains_of(fused), weights, keys),
             "gpu fused, 64 chains per program": time_it(
-                jax.jit(lambda w, k: fused_side_by_side(w, k, steps)),
-                weights, keys),
+                jax.jit(lambda w, k: fused_side_by_side(
+                    w, k, steps, backend="triton")), weights, keys),
+            "gpu fused, one chain per thread": time_it(
+                jax.jit(lambda w, k: fused_side_by_side(
+                    w, k, steps, backend="mosaic")), weights, keys),
             "gpu scan, softplus hoisted": time_it(
                 chains_of(scan_hoisted), weights, keys),
             "cpu scan, softplus hoisted": time_it(
@@ -464,10 +511,12 @@ def graph_settings(default_kinds: str) -> dict[str, str | None]:
 
 
 def measure_command_buffers(default_kinds: str, names: list[str], *,
-                            steps: int = STEPS, repeat: int = 20
+                            steps: int | None = None,
+                            repeat: int | None = None
                             ) -> dict[str, list[dict[str, Any]]]:
     """`measure` of the variants ``names`` under each of `graph_settings`,
     each setting in a fresh process (a GPU machine's recording)."""
+    steps, repeat = steps or dry_or(STEPS, 200), repeat or dry_or(20, 3)
     settings = graph_settings(default_kinds)
     if None in settings.values():
         raise ValueError(f"the default command-buffer kinds are not known "

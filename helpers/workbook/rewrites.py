@@ -142,7 +142,7 @@ def _accepted_by_fused_scan(step: Callable[..., Any]) -> Outcome:
     name = "fused_scan accepts the step (checked against Triton)"
     history, xs = _filter_cases()[0]
     try:
-        fused_scan(step, history, xs)
+        fused_scan(step, history, xs, backend="triton")
     except NotImplementedError as err:
         return Outcome(name, "fail", str(err).split(". ")[0],
                        "Slices and concatenations have no Triton lowering: "
@@ -156,7 +156,8 @@ def _same_as_lax_scan(step: Callable[..., Any]) -> Outcome:
     check = matches_reference(
         lambda h, xs: jax.lax.scan(filter_reference, h, xs),
         _filter_cases(), rtol=1e-5, atol=1e-6)
-    return check(lambda h, xs: fused_scan(step, h, xs, check=False))
+    return check(lambda h, xs: fused_scan(step, h, xs, backend="triton",
+                                          check=False))
 
 
 fused_step = Exercise(

@@ -62,3 +62,11 @@ def test_bad_input_is_refused_with_the_reason():
         fused_chains(STEP, init, xs, chains_per_program=48)
     with pytest.raises(ValueError, match="init has 8 chains but xs has 4"):
         fused_chains(STEP, init, xs[:4])
+
+
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason=str(crosscompile.why_unavailable()))
+def test_on_mosaic_gpu_the_chains_are_one_kernel_too():
+    found = crosscompile.run(launches.side_by_side_on_gpu, 10_000, 100,
+                             "mosaic")
+    assert found["custom calls"] == ["mosaic_gpu_v2"]

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import crosscompile
+from helpers import crosscompile, lanes
 from helpers.workbook import launches
 
 WEIGHTS = launches.init_weights(jax.random.key(0))
@@ -72,9 +72,15 @@ def test_grid_covers_every_setting():
 def test_goals_are_measured_in_one_run():
     goals = launches.measure_goals(steps=16, chains=3, repeat=1)
     assert set(goals["one_chain_s"]) == {
-        "gpu fused_scan", "gpu while, traced bound",
+        "gpu fused_scan", "gpu fused_scan, triton", "gpu while, traced bound",
         "cpu scan, softplus hoisted", "cpu while, traced bound"}
-    assert all(t > 0 for t in goals["many_chains_s"].values())
+    times = dict(goals["many_chains_s"])
+    mosaic = times.pop("gpu fused, one chain per thread")
+    if lanes.interpreter_missing():  # a failure is recorded, not raised
+        assert mosaic.startswith("failed: NotImplementedError")
+    else:
+        assert mosaic > 0
+    assert all(t > 0 for t in times.values())
 
 
 def test_flags_run_in_a_fresh_process():
@@ -99,8 +105,7 @@ def test_kernels_per_step_as_xla_gpu_compiles_them_for_an_h100():
     assert per_step["while, traced bound"] == (
         per_step["while, static bound"] + 1)
     assert per_step["scan, noise outside"] < per_step["scan, split per step"]
-    # the whole loop is one Triton kernel (not Mosaic GPU, Pallas's
-    # default on GPUs since jax 0.10)
+    # the whole loop is one Mosaic GPU kernel on Hopper (helpers.lanes)
     fused = rows["fused_scan (one kernel)"]
-    assert fused["custom calls"] == ["__gpu$xla.gpu.triton"]
+    assert fused["custom calls"] == ["mosaic_gpu_v2"]
     assert fused["launches per step"] < 0.1
