@@ -5,8 +5,10 @@ the exercises it sets live here, so they can be tested and reused:
 
 * 0: `using` (a first exercise);
 * 1: `measuring`;
-* 2: `fusion`;
-* 3: `launches` (the loop and its variants), `rewrites` (its exercises);
+* 2: `fusion`, `fixes` (the formulations that try to beat the cliff);
+* 3: `launches` (the loop and its variants), `launches_gpu` (what a GPU
+  visit records, and the variants compiled for an H100), `rewrites` (its
+  exercises);
 * 4: `profiling` (the attention block), `deciding` (its exercises);
 * 5: `transforms`, `steps`, `claims`, `tracing` (its exercises);
 * 6: `flags`;

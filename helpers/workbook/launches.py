@@ -13,17 +13,12 @@ other ``XLA_FLAGS`` (flags are read once, when a process starts its GPU).
 from __future__ import annotations
 
 import functools
-import json
-import os
-import re
-import subprocess
-import sys
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 
-from helpers import bench, env, hlo, trace
+from helpers import bench, hlo
 from helpers.fused import fused_scan
 
 STATE = (1,)    # the thread's `shape = (1,)`: one number of state
@@ -154,44 +149,6 @@ def fused_side_by_side(weights: Weights, keys: jax.Array, steps: int, *,
     return momentum
 
 
-def side_by_side_on_gpu(chains: int = 10_000, steps: int = STEPS,
-                        backend: str = "triton") -> dict[str, Any]:
-    """A child function (`helpers.crosscompile.run`): `fused_side_by_side`
-    compiled for an H100 with ``backend``, with its custom calls, and (for
-    Triton) the grid and warps read from the call's configuration."""
-    from helpers import crosscompile
-    weights = init_weights(jax.random.key(0))
-    keys = jax.random.split(jax.random.key(2), chains)
-    text = crosscompile.compile_for_gpu(
-        lambda w, k: fused_side_by_side(w, k, steps, backend=backend),
-        weights, keys).as_text()
-    config = {name: int(value) for name, value in re.findall(
-        r'"?(grid_x|num_warps)"?\s*[:=]\s*"?(\d+)', text)}
-    return {"custom calls": [c.target for c in hlo.custom_calls(text)],
-            "programs": config.get("grid_x"),
-            "warps per program": config.get("num_warps")}
-
-
-def fused_backends_on_gpu(steps: int = STEPS) -> dict[str, Any]:
-    """A child function (`helpers.crosscompile.run`): `fused` compiled for
-    an H100 with each Pallas backend, its custom calls and kernels, and
-    which backend `fused_scan` picks for the H100 by itself."""
-    from helpers import backends, crosscompile
-    weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
-    pos = positive(weights)
-    found: dict[str, Any] = {"chosen": backends.choose(None, None).backend}
-    for backend in backends.BACKENDS:
-        def run(w: Weights, k: jax.Array, b: str = backend) -> jax.Array:
-            noise = noise_for(k, steps, w["w_in"].dtype)
-            return fused_scan(hoisted_step(pos), _start(w), noise,
-                              backend=b)[0]
-        text = crosscompile.compile_for_gpu(run, weights, key).as_text()
-        found[backend] = {
-            "custom calls": [c.target for c in hlo.custom_calls(text)],
-            "kernels": hlo.kernel_count(text)}
-    return found
-
-
 VARIANTS: dict[str, Callable[..., jax.Array]] = {
     "while, traced bound": while_traced,
     "while, static bound": while_static,
@@ -244,27 +201,6 @@ def step_loop_launches(text: str, iterations: int) -> int | None:
     (None: no loop of ``iterations`` or unknown trips, e.g. one kernel)."""
     main = _main_loop(text, iterations)
     return None if main is None else _kernels_per_iteration(main)
-
-
-def launches_on_gpu(steps: int = STEPS) -> list[dict[str, Any]]:
-    """Kernels per step of every variant as XLA:GPU compiles it for an
-    H100 (run through `helpers.crosscompile.run`), float32."""
-    from helpers import crosscompile
-    weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
-    rows = []
-    for name, variant in VARIANTS.items():
-        if variant is while_traced:  # the bound is an argument
-            compiled = crosscompile.compile_for_gpu(
-                variant, weights, key, jnp.int32(steps))
-        else:
-            compiled = crosscompile.compile_for_gpu(
-                lambda w, k, v=variant: v(w, k, steps), weights, key)
-        text = compiled.as_text()
-        rows.append({"variant": name,
-                     "launches per step": _per_step(text, steps),
-                     "custom calls": sorted({c.target for c in
-                                             hlo.custom_calls(text)})})
-    return rows
 
 
 def _main_loop(text: str, iterations: int) -> hlo.WhileLoop | None:
@@ -336,211 +272,3 @@ def measure_grid(steps_options: list[int], unrolls: list[int],
     return [row for steps in steps_options for hidden in hiddens
             for row in measure_unroll(unrolls, steps=steps, hidden=hidden,
                                       repeat=repeat)]
-
-
-PROFILED_MODES = {
-    # XLA:GPU's default: under a profiler, each CUDA graph runs its
-    # operations one by one, so the trace shows every kernel.
-    "graphs run op by op (default while profiling)": False,
-    # The graphs as they run unprofiled: their kernels are replayed
-    # inside the graph launches.
-    "graphs kept": True,
-}
-
-
-def profiled_launches(variant: Callable[..., jax.Array], *args: Any,
-                      steps: int, folder: str,
-                      graphs_while_profiling: bool = False) -> float:
-    """Kernels per step counted in a `jax.profiler` trace of one call:
-    the device's events over the number of steps.
-
-    Which execution a trace shows depends on
-    ``xla_enable_command_buffers_during_profiling`` (default false): with
-    it off, XLA:GPU runs each command buffer's operations one by one while
-    a profiler is attached, so the count is of kernels, not of graph
-    launches. ``graphs_while_profiling`` sets it for this compilation.
-    """
-    compiled = variant.lower(*args).compile(compiler_options={
-        "xla_enable_command_buffers_during_profiling":
-        graphs_while_profiling})
-    # A compiled function takes only the traced arguments: the step count
-    # of every variant but the thread's loop is static, baked in.
-    dynamic = args if variant is while_traced else args[:2]
-    bench.block(compiled(*dynamic))  # the first call outside the trace
-    with jax.profiler.trace(folder):
-        bench.block(compiled(*dynamic))
-    return len(trace.device_events(trace.load(folder))) / steps
-
-
-def dry_or(gpu: Any, dry: Any) -> Any:
-    """``gpu`` on a GPU; ``dry`` elsewhere, where a GPU measurement runs
-    only as a dry run (`helpers.recorded`) and needs only to run."""
-    return env.sizes(gpu=gpu, cpu=dry)
-
-
-def measure_variants_on_gpu(folder: str, *, steps: int | None = None
-                            ) -> dict[str, Any]:
-    """What the chapter records from a GPU machine: every variant on the
-    GPU, the loop variants on the same machine's CPU, and the kernels per
-    step counted in a profile of each GPU variant, in both execution modes
-    of `PROFILED_MODES`."""
-    steps = steps or dry_or(STEPS, 200)
-    weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
-    profiled: dict[str, dict[str, float]] = {}
-    for mode, graphs in PROFILED_MODES.items():
-        profiled[mode] = {}
-        for name, variant in VARIANTS.items():
-            bound = steps_argument(variant, steps)
-            profiled[mode][name] = profiled_launches(
-                variant, weights, key, bound, steps=steps,
-                graphs_while_profiling=graphs, folder=os.path.join(
-                    folder, f"{len(profiled)}-{len(profiled[mode])}"))
-    loops = [n for n in VARIANTS if VARIANTS[n] is not fused]
-    return {"gpu": measure(steps=steps),
-            "cpu": measure(loops, steps=steps, device=jax.devices("cpu")[0]),
-            "profiled_launches_per_step": profiled}
-
-
-def measure_goals(*, steps: int | None = None, chains: int | None = None,
-                  repeat: int | None = None) -> dict[str, Any]:
-    """The chapter's two goals, measured on a GPU machine in one run.
-
-    One chain: the fused kernel on the GPU against the best jitted loop on
-    the same machine's CPU, with the thread's while loop beside both.
-    Many chains: ``chains`` independent chains (vmap) on the GPU and on
-    the CPU. Also a do-almost-nothing fused loop, whose time per step is
-    the floor a chain of dependent steps cannot beat.
-    """
-    steps = steps or dry_or(STEPS, 200)
-    chains = chains or dry_or(10_000, 256)
-    repeat = repeat or dry_or(10, 3)
-    cpu = jax.devices("cpu")[0]
-    weights = init_weights(jax.random.key(0))
-    key = jax.random.key(1)
-    keys = jax.random.split(jax.random.key(2), chains)
-
-    def time_it(fn: Callable[..., Any], *args: Any, on: Any = None,
-                times: int = repeat) -> float | str:
-        """The median seconds, or the error that stopped this one
-        measurement (the others go on: a visit is too short to lose)."""
-        args = jax.tree.map(lambda a: jax.device_put(a, on)
-                            if isinstance(a, jax.Array) else a, args)
-        try:
-            with jax.default_device(on):
-                return bench.benchmark(fn, *args, repeat=times).median
-        except Exception as err:  # recorded, never hidden
-            return f"failed: {type(err).__name__}: {err}"[:500]
-
-    def fused_with(backend: str) -> Callable[..., Any]:
-        return jax.jit(lambda w, k: fused_scan(
-            hoisted_step(positive(w)), _start(w),
-            noise_for(k, steps, w["w_in"].dtype), backend=backend)[0])
-
-    def chains_of(variant: Callable[..., jax.Array]) -> Callable[..., Any]:
-        return jax.jit(lambda w, k: many_chains(variant, w, k, steps))
-
-    trivial = jax.jit(lambda xs: fused_scan(
-        lambda c, x: (c * 0.5 + x, None), jnp.zeros(()), xs)[0])
-    return {
-        "steps": steps, "chains": chains,
-        "one_chain_s": {
-            "gpu fused_scan": time_it(fused, weights, key, steps),
-            "gpu fused_scan, triton": time_it(fused_with("triton"),
-                                              weights, key),
-            "gpu while, traced bound": time_it(
-                while_traced, weights, key, jnp.int32(steps)),
-            "cpu scan, softplus hoisted": time_it(
-                scan_hoisted, weights, key, steps, on=cpu),
-            "cpu while, traced bound": time_it(
-                while_traced, weights, key, jnp.int32(steps), on=cpu),
-        },
-        "many_chains_s": {
-            "gpu fused_scan": time_it(chains_of(fused), weights, keys),
-            "gpu fused, 64 chains per program": time_it(
-                jax.jit(lambda w, k: fused_side_by_side(
-                    w, k, steps, backend="triton")), weights, keys),
-            "gpu fused, one chain per thread": time_it(
-                jax.jit(lambda w, k: fused_side_by_side(
-                    w, k, steps, backend="mosaic")), weights, keys),
-            "gpu scan, softplus hoisted": time_it(
-                chains_of(scan_hoisted), weights, keys),
-            "cpu scan, softplus hoisted": time_it(
-                chains_of(scan_hoisted), weights, keys, on=cpu, times=3),
-        },
-        "trivial_fused_s": time_it(trivial, jnp.ones(steps)),
-    }
-
-
-def measure_with_flags(xla_flags: str, names: list[str], *,
-                       steps: int = STEPS, repeat: int = 20,
-                       timeout: float = 600) -> list[dict[str, Any]]:
-    """`measure` in a fresh Python process run with ``XLA_FLAGS``.
-
-    XLA reads its flags once, when a process first uses a device, so
-    comparing flags takes one process per setting.
-    """
-    child_env = {**os.environ, "XLA_FLAGS": xla_flags}
-    command = [sys.executable, "-m", "helpers.workbook.launches",
-               "--steps", str(steps), "--repeat", str(repeat), *names]
-    done = subprocess.run(command, env=child_env, capture_output=True,
-                          text=True, timeout=timeout, cwd=env.repo_root())
-    if done.returncode != 0:
-        raise RuntimeError(f"measuring with XLA_FLAGS={xla_flags!r} "
-                           f"failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
-
-
-def with_while_graphs(default_kinds: str) -> str | None:
-    """The ``XLA_FLAGS`` setting that adds WHILE to the default kinds of
-    command buffers (``default_kinds`` as `helpers.flag_registry.effective`
-    gives them), so a whole while loop becomes one CUDA graph; None when
-    the default is not known here."""
-    if default_kinds.startswith("("):  # "(no CUDA plugin here)"
-        return None
-    kinds = [k for k in default_kinds.split(",") if k]
-    return "--xla_gpu_enable_command_buffer=" + ",".join(
-        kinds + [k for k in ("WHILE",) if k not in kinds])
-
-
-def graph_settings(default_kinds: str) -> dict[str, str | None]:
-    """The command-buffer settings the chapter compares, as ``XLA_FLAGS``:
-    graphs off, the default, and the default with WHILE added."""
-    return {"graphs off": "--xla_gpu_enable_command_buffer=",
-            "default": "",
-            "default + WHILE": with_while_graphs(default_kinds)}
-
-
-def measure_command_buffers(default_kinds: str, names: list[str], *,
-                            steps: int | None = None,
-                            repeat: int | None = None
-                            ) -> dict[str, list[dict[str, Any]]]:
-    """`measure` of the variants ``names`` under each of `graph_settings`,
-    each setting in a fresh process (a GPU machine's recording)."""
-    steps, repeat = steps or dry_or(STEPS, 200), repeat or dry_or(20, 3)
-    settings = graph_settings(default_kinds)
-    if None in settings.values():
-        raise ValueError(f"the default command-buffer kinds are not known "
-                         f"({default_kinds}); read them with "
-                         "helpers.flag_registry.effective on this machine.")
-    return {label: measure_with_flags(flags or "", names, steps=steps,
-                                      repeat=repeat)
-            for label, flags in settings.items()}
-
-
-def _main(argv: list[str]) -> None:
-    """``python -m helpers.workbook.launches [--steps N] [--repeat R]
-    NAME...``: print `measure`'s rows as one JSON line."""
-    steps, repeat, names = STEPS, 20, []
-    args = iter(argv)
-    for arg in args:
-        if arg == "--steps":
-            steps = int(next(args))
-        elif arg == "--repeat":
-            repeat = int(next(args))
-        else:
-            names.append(arg)
-    print(json.dumps(measure(names or None, steps=steps, repeat=repeat)))
-
-
-if __name__ == "__main__":
-    _main(sys.argv[1:])

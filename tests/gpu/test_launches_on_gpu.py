@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from helpers import hlo
-from helpers.workbook import launches, rewrites
+from helpers.workbook import launches, launches_gpu, rewrites
 
 pytestmark = pytest.mark.gpu
 
@@ -42,7 +42,7 @@ def test_noise_outside_the_loop_launches_less():
 
 @pytest.mark.parametrize("graphs", [False, True])
 def test_profile_counts_one_launch_for_the_fused_loop(tmp_path, graphs):
-    per_step = launches.profiled_launches(
+    per_step = launches_gpu.profiled_launches(
         launches.fused, WEIGHTS, KEY, STEPS, steps=STEPS,
         folder=str(tmp_path), graphs_while_profiling=graphs)
     assert 0 < per_step * STEPS <= 4  # the kernel, perhaps a copy or two

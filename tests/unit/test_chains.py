@@ -8,7 +8,7 @@ import pytest
 
 from helpers import crosscompile, pallas_ir
 from helpers.chains import fused_chains
-from helpers.workbook import launches
+from helpers.workbook import launches, launches_gpu
 
 POS = launches.positive(launches.init_weights(jax.random.key(0)))
 STEP = launches.hoisted_step(POS)
@@ -49,7 +49,7 @@ def test_one_triton_module_with_one_loop():
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_compiled_for_an_h100_it_is_one_kernel_of_one_warp():
-    found = crosscompile.run(launches.side_by_side_on_gpu, 10_000, 100)
+    found = crosscompile.run(launches_gpu.side_by_side_on_gpu, 10_000, 100)
     assert found["custom calls"] == ["__gpu$xla.gpu.triton"]
     # 10,000 chains in programs of 64: 157, not one program per chain
     assert found["programs"] == 157
@@ -67,6 +67,6 @@ def test_bad_input_is_refused_with_the_reason():
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_on_mosaic_gpu_the_chains_are_one_kernel_too():
-    found = crosscompile.run(launches.side_by_side_on_gpu, 10_000, 100,
+    found = crosscompile.run(launches_gpu.side_by_side_on_gpu, 10_000, 100,
                              "mosaic")
     assert found["custom calls"] == ["mosaic_gpu_v2"]

@@ -4,7 +4,7 @@ registry of the book's flags."""
 import pytest
 
 from helpers import child, crosscompile, flag_registry, xla_flags
-from helpers.workbook import flags, launches
+from helpers.workbook import flags, launches_gpu
 
 OWN_FUSIONS = "--xla_cpu_experimental_ynn_fusion_type="
 
@@ -114,10 +114,10 @@ def test_effective_names_its_backends():
 
 
 def test_command_buffer_settings_add_only_while():
-    settings = launches.graph_settings("FUSION,CONDITIONAL")
+    settings = launches_gpu.graph_settings("FUSION,CONDITIONAL")
     assert settings["default + WHILE"] == (
         "--xla_gpu_enable_command_buffer=FUSION,CONDITIONAL,WHILE")
-    assert launches.graph_settings("(no CUDA plugin here)")[
+    assert launches_gpu.graph_settings("(no CUDA plugin here)")[
         "default + WHILE"] is None
     with pytest.raises(ValueError, match="not known"):
-        launches.measure_command_buffers("(no CUDA plugin here)", [])
+        launches_gpu.measure_command_buffers("(no CUDA plugin here)", [])

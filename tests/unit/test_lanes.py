@@ -9,7 +9,7 @@ import pytest
 
 from helpers import backends, crosscompile, env, lanes
 from helpers.fused import fused_scan
-from helpers.workbook import launches
+from helpers.workbook import launches, launches_gpu
 
 needs_interpreter = pytest.mark.skipif(
     lanes.interpreter_missing(),
@@ -60,7 +60,7 @@ def test_fused_scan_on_mosaic_matches_scan_and_its_gradient():
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_compiled_for_an_h100_fused_scan_picks_mosaic_gpu():
-    found = crosscompile.run(launches.fused_backends_on_gpu, 1000)
+    found = crosscompile.run(launches_gpu.fused_backends_on_gpu, 1000)
     assert found["chosen"] == "mosaic"
     assert found["mosaic"]["custom calls"] == ["mosaic_gpu_v2"]
     assert found["triton"]["custom calls"] == ["__gpu$xla.gpu.triton"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from helpers import crosscompile, lanes
-from helpers.workbook import launches
+from helpers.workbook import launches, launches_gpu
 
 WEIGHTS = launches.init_weights(jax.random.key(0))
 KEY = jax.random.key(1)
@@ -70,7 +70,7 @@ def test_grid_covers_every_setting():
 
 
 def test_goals_are_measured_in_one_run():
-    goals = launches.measure_goals(steps=16, chains=3, repeat=1)
+    goals = launches_gpu.measure_goals(steps=16, chains=3, repeat=1)
     assert set(goals["one_chain_s"]) == {
         "gpu fused_scan", "gpu fused_scan, triton", "gpu while, traced bound",
         "cpu scan, softplus hoisted", "cpu while, traced bound"}
@@ -84,14 +84,14 @@ def test_goals_are_measured_in_one_run():
 
 
 def test_flags_run_in_a_fresh_process():
-    rows = launches.measure_with_flags("", ["while, static bound"],
+    rows = launches_gpu.measure_with_flags("", ["while, static bound"],
                                        steps=16, repeat=1)
     assert {r["variant"] for r in rows} == {"while, static bound"}
 
 
 def test_a_failing_flag_run_says_which_flags():
     with pytest.raises(RuntimeError, match="--not_a_flag"):
-        launches.measure_with_flags("--not_a_flag", ["while, static bound"],
+        launches_gpu.measure_with_flags("--not_a_flag", ["while, static bound"],
                                     steps=16, repeat=1)
 
 
@@ -99,7 +99,7 @@ def test_a_failing_flag_run_says_which_flags():
                     reason=str(crosscompile.why_unavailable()))
 def test_kernels_per_step_as_xla_gpu_compiles_them_for_an_h100():
     rows = {r["variant"]: r for r in crosscompile.run(
-        launches.launches_on_gpu, 200)}
+        launches_gpu.launches_on_gpu, 200)}
     per_step = {name: r["launches per step"] for name, r in rows.items()}
     # the unknown trip count adds the condition's kernel to every step
     assert per_step["while, traced bound"] == (
