@@ -236,6 +236,45 @@ def synthetic_power(rel_diff: float, spread: float, n: int,
     return found / trials
 
 
+def resampled_power(pool: Any, rel_diff: float, n: int,
+                    trials: int = 400, seed: int = 0) -> float:
+    """Like `synthetic_power`, but on real timings: ``a`` and ``b`` are
+    each ``n`` runs drawn from one machine's A/A ``pool``, and ``b``'s are
+    made ``rel_diff`` slower. So the noise is the machine's own (skewed,
+    with outliers), not the normal model `required_samples` assumes."""
+    rng = np.random.default_rng(seed)
+    pool = np.asarray(pool, float)
+    found = 0
+    for _ in range(trials):
+        a = rng.choice(pool, n)
+        b = rng.choice(pool, n) * (1 + rel_diff)
+        found += stats.compare(a, b, n_resamples=50).verdict == "a faster"
+    return found / trials
+
+
+def interval_coverage(pool: Any, sizes: list[int], rel_diff: float = 0.03,
+                      trials: int = 300, seed: int = 0) -> pd.DataFrame:
+    """How often `helpers.stats.compare`'s interval for the ratio of
+    medians covers the true ratio, for ``n`` runs a side drawn from one
+    machine's ``pool`` (``b`` made ``rel_diff`` slower, so the true ratio
+    of medians is ``1 / (1 + rel_diff)``). A 95% interval should cover it
+    95% of the time; percentile bootstraps of medians can fall short at
+    small ``n``, which this measures rather than assumes."""
+    rng = np.random.default_rng(seed)
+    pool = np.asarray(pool, float)
+    truth = 1 / (1 + rel_diff)
+    rows = []
+    for n in sizes:
+        covered = 0
+        for _ in range(trials):
+            a = rng.choice(pool, n)
+            b = rng.choice(pool, n) * (1 + rel_diff)
+            low, high = stats.compare(a, b, n_resamples=500).ratio_ci
+            covered += low <= truth <= high
+        rows.append({"n": n, "coverage": covered / trials})
+    return pd.DataFrame(rows)
+
+
 PROFILE_FIXTURE = "04_profiling/profile"  # a trimmed GPU trace, recorded
 
 

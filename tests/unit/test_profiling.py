@@ -99,6 +99,45 @@ def test_blocked_measurement_fails_exercise_4_1_even_with_many_runs():
     assert any("mix the runs" in hint for hint in report.failed_hints())
 
 
+def _too_few_runs(run):
+    """Warm, alternating, but 20 runs a side: too few to see 3%."""
+    for _ in range(8):
+        run("a"), run("b")
+    a, b = [], []
+    for _ in range(20):
+        a.append(run("a"))
+        b.append(run("b"))
+    return stats.compare(a, b)
+
+
+@pytest.mark.parametrize("design, correct", [
+    (deciding.solution, True), (deciding.starter, False),
+    (_too_few_runs, False)])
+def test_exercise_4_1_grading_errs_less_than_once_in_a_hundred(design,
+                                                               correct):
+    # Each case's chance of a right trial, measured on 100 fresh seeds
+    # (not the grading's own); then the binomial chance that grading
+    # reaches the wrong conclusion about the whole exercise.
+    from scipy import stats as scipy_stats
+    p_right = [np.mean([deciding.trial(design, i, 500_000 + 1000 * i + s)[0]
+                        for s in range(100)])
+               for i in range(len(deciding.CASES))]
+    passes_case = [scipy_stats.binom.sf(deciding.PASS_TRIALS - 1,
+                                        deciding.TRIALS, p) for p in p_right]
+    if correct:  # it fails if any case fails
+        assert 1 - np.prod(passes_case) < 0.01, p_right
+    else:        # it passes only if every case passes
+        assert np.prod(passes_case) < 0.01, p_right
+
+
+def test_a_learner_function_that_breaks_is_reported_not_raised():
+    report = deciding.which_is_faster.check(lambda run: run("c"))
+    assert not report.passed
+    assert "takes 'a' or 'b'" in report.outcomes[0].detail
+    report = deciding.which_is_faster.check(lambda run: 0.5)
+    assert "returned a float" in report.outcomes[0].detail
+
+
 def test_simulated_machine_errors():
     machine = deciding.SimulatedMachine(1.0, 1.0, seed=0)
     with pytest.raises(ValueError, match="takes 'a' or 'b'"):
@@ -155,3 +194,14 @@ def test_each_version_s_kernels_get_scopes_from_its_own_program():
                                         "b": _module("attn_att_v")})
     assert kernels[["version", "scope", "dur_us"]].values.tolist() == [
         ["a", "attn_q_k", 2.0], ["b", "attn_att_v", 3.0]]
+
+
+def test_power_and_coverage_on_resampled_timings():
+    rng = np.random.default_rng(3)
+    pool = rng.normal(1.0, 0.05 / 1.349, 3000)  # bell-shaped, spread 5%
+    n = stats.required_samples(0.03, 0.05)
+    # on the formula's own model, resampling reaches the promised power
+    assert profiling.resampled_power(pool, 0.03, n, trials=200) >= 0.8
+    assert profiling.resampled_power(pool, 0.03, 5, trials=200) < 0.5
+    coverage = profiling.interval_coverage(pool, [30], trials=100)
+    assert 0.88 <= coverage["coverage"].iloc[0] <= 1.0
