@@ -93,6 +93,16 @@ def printed_defaults(timeout: float = 120.0) -> dict[str, str]:
     flags with their defaults; the message is cut after some length, so
     only the flags printed before the cut are returned (``{}`` if none).
     """
+    return {flag: default for flag, (default, _) in
+            _printed_help(timeout).items()}
+
+
+def printed_descriptions(timeout: float = 120.0) -> dict[str, str]:
+    """XLA's own description of each flag it prints for ``--help``."""
+    return {flag: text for flag, (_, text) in _printed_help(timeout).items()}
+
+
+def _printed_help(timeout: float) -> dict[str, tuple[str, str]]:
     env = {**os.environ, "XLA_FLAGS": "--help", "JAX_PLATFORMS": "cpu"}
     child = subprocess.run(
         [sys.executable, "-c", "import jax; jax.devices()"], env=env,
@@ -101,5 +111,5 @@ def printed_defaults(timeout: float = 120.0) -> dict[str, str]:
     for line in (child.stdout + child.stderr).splitlines():
         match = _HELP_LINE.match(line)
         if match:
-            found[match[1]] = match[2].strip('"')
+            found[match[1]] = (match[2].strip('"'), match[4])
     return found

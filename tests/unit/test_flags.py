@@ -121,3 +121,15 @@ def test_command_buffer_settings_add_only_while():
         "default + WHILE"] is None
     with pytest.raises(ValueError, match="not known"):
         launches_gpu.measure_command_buffers("(no CUDA plugin here)", [])
+
+
+def test_autotune_levels_are_described_as_xla_describes_them():
+    # levels add care (buffer checks), not search effort: XLA's own help
+    help_text = xla_flags.printed_descriptions().get(
+        "--xla_gpu_autotune_level")
+    if help_text is None:
+        pytest.skip("this jaxlib's --help no longer prints the flag")
+    assert "0 = off; 1 = on" in help_text and "WRONG_RESULT" in help_text
+    meaning = flag_registry.FLAGS["--xla_gpu_autotune_level"][0]
+    assert "0: no autotuning" in meaning and "1: autotune" in meaning
+    assert "skip candidates with wrong results" in meaning
