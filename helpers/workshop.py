@@ -1,119 +1,88 @@
-"""The workshop kit: every exercise of the book in one list, and the
-checks a facilitator and a participant run over all of them.
+"""The workshop kit: every exercise of the book, and the checks a
+facilitator and a participant run over all of them.
 
-Each `Entry` names an exercise, the chapter it belongs to, the name a
-participant gives their answer in the chapter (``rms``, ``time_call``, ...),
-its starter and its reference solution. From that list:
+The list of exercises is read from the `Exercise` objects themselves (each
+knows its chapter, the name a participant gives their answer, its starter,
+solution and level), found in the modules of `helpers.workbook`. From it:
 
+* `exercises()` is the book's exercises in order;
 * `progress(answers)` checks a participant's answers, found by name in a
-  dict such as ``globals()``, and tabulates what passed;
+  dict such as ``globals()``, and tabulates what passed; an answer checked
+  before and not redefined since is not checked again;
+* `summary(board)` counts the dashboard's rows by status, with the
+  exercises passed only where they could be graded counted apart;
 * `kit_check()` is the facilitator's pre-flight: on this machine, does
   every solution pass and every untouched starter fail, and which criteria
-  were skipped for want of a GPU.
+  could not be graded here.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import functools
+import importlib
+import pkgutil
 import time
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
-from helpers.exercises import Exercise, Report
+from helpers.exercises import LEVELS, Exercise
+from helpers.outcomes import STATUSES, Report
 
-LEVELS = ("warm-up", "core", "stretch")
+__all__ = ["exercises", "progress", "summary", "kit_check", "LEVELS"]
+
+NOT_ATTEMPTED = "not attempted"
 
 
-@dataclasses.dataclass(frozen=True)
-class Entry:
-    """One exercise of the book.
+@functools.cache
+def exercises() -> tuple[Exercise, ...]:
+    """Every exercise of the book, in its order: each `Exercise` found at
+    the top level of a `helpers.workbook` module.
 
-    Attributes:
-        chapter: the chapter's file stem, e.g. ``'01_measuring'``.
-        exercise: the `Exercise` that grades an answer.
-        answer: the name the chapter's starter cell gives the function.
-        starter: what a participant starts from (fails the check).
-        solution: the reference solution (passes it).
-        level: ``'warm-up'``, ``'core'`` or ``'stretch'``.
+    Raises:
+        ValueError: an exercise lacks its number, chapter, answer name,
+            starter or solution, or two share a number or an answer name.
     """
+    import helpers.workbook as workbook
 
-    chapter: str
-    exercise: Exercise
-    answer: str
-    starter: Callable[..., Any]
-    solution: Callable[..., Any]
-    level: str
+    found: dict[int, Exercise] = {}
+    for info in pkgutil.iter_modules(workbook.__path__):
+        module = importlib.import_module(f"{workbook.__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, Exercise):
+                found[id(value)] = value
+    listed = sorted(found.values(), key=_place)
+    for field in ("number", "answer"):
+        values = [getattr(e, field) for e in listed]
+        repeated = {v for v in values if values.count(v) > 1}
+        if repeated:
+            raise ValueError(f"exercises share the {field}s {repeated}")
+    return tuple(listed)
 
-    def __post_init__(self) -> None:
-        if self.level not in LEVELS:
-            raise ValueError(f"level must be one of {LEVELS}, got "
-                             f"{self.level!r}")
+
+def _place(exercise: Exercise) -> tuple[int, ...]:
+    """Where an exercise sits in the book, (chapter, number), after
+    checking that it says all the book needs to know about it."""
+    missing = [name for name in ("number", "chapter", "answer", "starter",
+                                 "solution") if not getattr(exercise, name)]
+    if missing:
+        raise ValueError(f"{exercise.title!r} lacks {missing}: give the "
+                         "Exercise its place in the book.")
+    return tuple(int(part) for part in exercise.number.split("."))
 
 
-def entries() -> list[Entry]:
-    """Every exercise, in the book's order."""
-    from helpers.workbook import (deciding, drills, flags, fusion,
-                                  measuring, rewrites, scaling, tracing,
-                                  using)
+# The last report for each exercise, with the function it graded: the
+# dashboard re-checks only answers that were redefined since.
+_last_reports: dict[str, tuple[Any, Report]] = {}
 
-    return [
-        Entry("00_how_to_use", using.root_mean_square, "rms",
-              using.starter, using.solution, "warm-up"),
-        Entry("01_measuring", measuring.honest_timer, "time_call",
-              measuring.starter, measuring.solution, "warm-up"),
-        Entry("01_measuring", measuring.matmul_floor, "matmul_floor",
-              measuring.floor_starter, measuring.floor_solution, "core"),
-        Entry("01_measuring", drills.WHICH_BOUND, "which_bound",
-              drills.which_bound_starter, drills.which_bound_solution,
-              "warm-up"),
-        Entry("02_fusion", fusion.fast_reduction, "bmv",
-              fusion.starter, fusion.solution, "core"),
-        Entry("02_fusion", fusion.predict_kind, "predict",
-              fusion.predict_starter, fusion.predict_solution, "warm-up"),
-        Entry("02_fusion", drills.PROBLEM_BYTES, "problem_bytes",
-              drills.problem_bytes_starter, drills.problem_bytes_solution,
-              "warm-up"),
-        Entry("03_launches", rewrites.fewer_launches, "fast",
-              rewrites.starter, rewrites.solution, "core"),
-        Entry("03_launches", rewrites.fused_step, "filter_step",
-              rewrites.filter_starter, rewrites.filter_solution, "stretch"),
-        Entry("03_launches", drills.STATIC_TRIP_COUNT, "make_loop",
-              drills.make_loop_starter, drills.make_loop_solution,
-              "warm-up"),
-        Entry("04_profiling", deciding.which_is_faster, "decide",
-              deciding.starter, deciding.solution, "stretch"),
-        Entry("04_profiling", deciding.nine_tests, "significant",
-              deciding.holm_starter, deciding.holm_solution, "core"),
-        Entry("04_profiling", drills.SCOPE_TOTALS, "scope_totals",
-              drills.scope_totals_starter, drills.scope_totals_solution,
-              "warm-up"),
-        Entry("05_transformations", tracing.TRACE_ONCE, "mean_of_first",
-              tracing.mean_of_first_starter,
-              tracing.mean_of_first_solution, "warm-up"),
-        Entry("05_transformations", tracing.DONATE, "make_step",
-              tracing.make_step_starter, tracing.make_step_solution,
-              "core"),
-        Entry("05_transformations", drills.VMAP_LOSS, "batched_loss",
-              drills.batched_loss_starter, drills.batched_loss_solution,
-              "stretch"),
-        Entry("06_xla_flags", flags.FIND_THE_OPTION, "options",
-              flags.options_starter, flags.options_solution, "warm-up"),
-        Entry("06_xla_flags", drills.FLAG_REACHES_XLA, "fusions_under",
-              drills.fusions_under_starter, drills.fusions_under_solution,
-              "core"),
-        Entry("06_xla_flags", drills.KNOWN_FLAGS, "known",
-              drills.known_starter, drills.known_solution, "stretch"),
-        Entry("07_multi_gpu", scaling.ONE_ALL_REDUCE, "block_specs",
-              scaling.block_specs_starter, scaling.block_specs_solution,
-              "warm-up"),
-        Entry("07_multi_gpu", scaling.UNTANGLE_RING, "pass_along",
-              scaling.pass_along_starter, scaling.pass_along_solution,
-              "core"),
-        Entry("07_multi_gpu", scaling.RING_ALL_REDUCE, "ring_psum",
-              scaling.ring_psum_starter, scaling.ring_psum_solution,
-              "stretch"),
-    ]
+
+def _report(exercise: Exercise, fn: Any) -> Report:
+    last = _last_reports.get(exercise.title)
+    if last is not None and last[0] is fn:
+        return last[1]
+    report = exercise.check(fn)
+    _last_reports[exercise.title] = (fn, report)
+    return report
 
 
 def _counts(report: Report) -> dict[str, int]:
@@ -126,8 +95,9 @@ def progress(answers: dict[str, Any]) -> pd.DataFrame:
 
     Returns:
         One row per exercise: chapter, exercise, level, the answer's name,
-        ``status`` ('passed', 'not yet' or 'not attempted'), the counts of
-        criteria passed/failed/skipped, and the first hint when not yet.
+        ``status`` ('passed', 'not yet', 'passed where graded', 'not graded
+        here' or 'not attempted'), the counts of criteria passed, failed
+        and not graded here (``skip``), and the first hint when not yet.
 
     Raises:
         TypeError: ``answers`` is not a mapping.
@@ -136,17 +106,16 @@ def progress(answers: dict[str, Any]) -> pd.DataFrame:
         raise TypeError("progress() takes a dict of answers by name, e.g. "
                         f"progress(globals()); got {type(answers).__name__}")
     rows = []
-    for entry in entries():
-        fn = answers.get(entry.answer)
-        row = {"chapter": entry.chapter, "exercise": entry.exercise.title,
-               "level": entry.level, "answer": entry.answer}
+    for exercise in exercises():
+        fn = answers.get(exercise.answer)
+        row = {"chapter": exercise.chapter, "exercise": exercise.title,
+               "level": exercise.level, "answer": exercise.answer}
         if not callable(fn):
-            rows.append({**row, "status": "not attempted"})
+            rows.append({**row, "status": NOT_ATTEMPTED})
             continue
-        report = entry.exercise.check(fn)
+        report = _report(exercise, fn)
         hints = report.failed_hints()
-        rows.append({**row, "status": "passed" if report.passed else
-                     "not yet", **_counts(report),
+        rows.append({**row, "status": report.status, **_counts(report),
                      "hint": hints[0] if hints else ""})
     columns = ["chapter", "exercise", "level", "answer", "status", "pass",
                "fail", "skip", "hint"]
@@ -157,31 +126,38 @@ def progress(answers: dict[str, Any]) -> pd.DataFrame:
     return table
 
 
-def kit_check(selection: list[Entry] | None = None) -> pd.DataFrame:
+def summary(board: pd.DataFrame) -> pd.Series:
+    """How many exercises of a `progress` board have each status, every
+    status listed (zero included). 'passed where graded' is counted apart
+    from 'passed': a criterion of those could not be checked here."""
+    order = [*STATUSES, NOT_ATTEMPTED]
+    return board["status"].value_counts().reindex(order, fill_value=0)
+
+
+def kit_check(selection: list[Exercise] | None = None) -> pd.DataFrame:
     """Run every solution and every starter through its check here.
 
     Args:
-        selection: the entries to check; all of `entries()` by default.
+        selection: the exercises to check; all of `exercises()` by default.
 
     Returns:
-        One row per exercise: whether the solution passes and the starter
-        fails (both must hold for the kit to work), the criteria the
-        solution's check skipped on this machine (GPU-only ones on a CPU),
-        and the seconds the two checks took.
+        One row per exercise: the solution's status ('passed', or 'passed
+        where graded' when a criterion needs what this machine lacks),
+        whether the starter fails, the criteria not graded here, and the
+        seconds the two checks took.
     """
     rows = []
-    for entry in entries() if selection is None else selection:
+    for exercise in exercises() if selection is None else selection:
         start = time.perf_counter()
-        solved = entry.exercise.check(entry.solution)
-        started = entry.exercise.check(entry.starter)
-        skipped = [o.criterion for o in solved.outcomes
-                   if o.status == "skip"]
-        rows.append({"chapter": entry.chapter,
-                     "exercise": entry.exercise.title,
-                     "level": entry.level,
-                     "solution passes": solved.passed,
-                     "starter fails": not started.passed,
-                     "skipped here": "; ".join(skipped),
+        solved = exercise.check(exercise.solution)
+        started = exercise.check(exercise.starter)
+        not_graded = [o.criterion for o in solved.outcomes
+                      if o.status == "skip"]
+        rows.append({"chapter": exercise.chapter,
+                     "exercise": exercise.title,
+                     "level": exercise.level,
+                     "solution": solved.status,
+                     "starter fails": started.failed,
+                     "not graded here": "; ".join(not_graded),
                      "seconds": time.perf_counter() - start})
     return pd.DataFrame(rows)
-

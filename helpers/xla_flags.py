@@ -48,7 +48,18 @@ def unknown(flags: list[str], timeout: float = 120.0) -> list[str]:
     if bad:
         raise ValueError(f"not XLA flags: {bad}; each must start with "
                          "'--xla_'.")
-    return [flag for flag in flags if not _accepted(flag, timeout)]
+    # One child for all of them first: XLA names every unknown flag in
+    # its message. Only those it names, and any failure of another kind,
+    # need a child each.
+    together = _start_with(" ".join(flags), timeout) if flags else "ok"
+    if together == "ok":
+        return []
+    suspects = (set(together.split()) if together.startswith("unknown ")
+                else set(flags))
+    # A flag written with its value that XLA names is unknown; a bare one
+    # may only lack its value, so it is tried alone.
+    return [flag for flag in flags if flag in suspects and
+            ("=" in flag or not _accepted(flag, timeout))]
 
 
 def _accepted(flag: str, timeout: float) -> bool:
@@ -61,7 +72,8 @@ def _accepted(flag: str, timeout: float) -> bool:
         outcomes[attempt] = _start_with(attempt, timeout)
         if outcomes[attempt] == "ok":
             return True
-    failures = {a: o for a, o in outcomes.items() if o != "unknown"}
+    failures = {a: o for a, o in outcomes.items()
+                if not o.startswith("unknown")}
     if len(failures) == len(tries):  # not about flags at all
         raise RuntimeError(
             "starting JAX failed for another reason than an unknown flag:\n"
@@ -71,15 +83,17 @@ def _accepted(flag: str, timeout: float) -> bool:
 
 
 def _start_with(flags: str, timeout: float) -> str:
-    """'ok' when JAX starts with XLA_FLAGS=flags, 'unknown' when XLA
-    rejects a flag as unknown, else the child's output."""
+    """'ok' when JAX starts with XLA_FLAGS=flags, 'unknown ' and the
+    flags XLA names when it rejects some as unknown, else the child's
+    output."""
     env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}
     child = subprocess.run(
         [sys.executable, "-c", "import jax; jax.devices()"], env=env,
         capture_output=True, text=True, timeout=timeout)
     output = child.stdout + child.stderr
-    if _UNKNOWN.search(output):
-        return "unknown"
+    named = _UNKNOWN.search(output)
+    if named:
+        return "unknown " + named.group(1).strip()
     return "ok" if child.returncode == 0 else output[-2000:]
 
 

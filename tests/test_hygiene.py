@@ -12,7 +12,7 @@ from scripts import notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
-ALLOWED_TAGS = {"remove-cell", "hide-input", "hide-output",
+ALLOWED_TAGS = {"remove-cell", "remove-output", "hide-input", "hide-output",
                 "raises-exception", "nbval-check-output",
                 "nbval-ignore-output", "nbval-skip"}
 

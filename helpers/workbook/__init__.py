@@ -15,7 +15,9 @@ the exercises it sets live here, so they can be tested and reused:
 * 7: `collectives`, `pipeline`, `scaling` (its exercises);
 * `drills`: one more short exercise for each of chapters 1 to 6.
 
-Each exercise is an `Exercise` (from `helpers.exercises`) with a starter a
-learner begins from and a reference solution. Tests check that every
-solution passes and every untouched starter fails.
+Each exercise is an `Exercise` (from `helpers.exercises`) that knows its
+chapter, the name of the learner's answer, a starter a learner begins from
+and a reference solution; `helpers.workshop.exercises()` finds them here.
+Tests check that every solution passes, and that the starter and plausible
+wrong attempts fail with the hint meant for them.
 """

@@ -18,7 +18,9 @@ from typing import Any, Callable
 import numpy as np
 
 from helpers import stats
-from helpers.exercises import Exercise, Outcome, matches_reference
+from helpers.answers import WrongAnswer, describe, leaves
+from helpers.exercises import (Exercise, Outcome, learner_error,
+                               matches_reference)
 
 BUDGET = 2000        # runs the simulated machine allows per case
 SPREAD = 0.05        # IQR / median of one run's noise
@@ -166,7 +168,9 @@ which_is_faster = Exercise(
            "The machine slows down as it runs. Timing all of a, then all "
            "of b, blames that on b. Alternate a and b.",
            "A 3% difference under 5% noise needs dozens of runs a side: "
-           "stats.required_samples(0.03, spread) says how many."])
+           "stats.required_samples(0.03, spread) says how many."],
+    chapter="04_profiling", answer="decide", level="stretch",
+    starter=starter, solution=solution)
 
 
 # Exercise 4.2: nine tests, one decision.
@@ -205,11 +209,20 @@ def _family_error(fn: Callable[..., Any]) -> Outcome:
     name = "keeps the family-wise error of nine null tests at 5%"
     rng = np.random.default_rng(0)
     families = rng.uniform(size=(2000, 9))
-    try:
-        rate = float(np.mean([any(fn(list(f))) for f in families]))
-    except Exception as err:  # the learner's code may fail anyhow
-        return Outcome(name, "fail", f"raised {type(err).__name__}: {err}",
-                       "Return one True/False per p-value.")
+    hint = "Return one True/False per p-value."
+    found = []
+    for family in families:
+        try:
+            answer = fn(list(family))
+        except Exception as err:  # the learner's code may fail anyhow
+            return learner_error(name, err, hint)
+        calls = leaves(answer)  # a list, a tuple or an array of booleans
+        if len(calls) != 1 or calls[0].shape != (len(family),):
+            raise WrongAnswer(f"returned {describe(answer)}; expected one "
+                              f"True/False for each of the "
+                              f"{len(family)} p-values")
+        found.append(bool(np.any(calls[0])))
+    rate = float(np.mean(found))
     detail = f"{rate:.1%} of 2000 families had a false positive"
     if rate > 0.06:  # 5% plus two standard errors of 2000 families
         return Outcome(name, "fail", detail, "With nine tests, compare "
@@ -227,4 +240,6 @@ nine_tests = Exercise(
     hints=["Nine tests at 5% each find something in about 37% of "
            "families with nothing to find.",
            "Bonferroni compares every p with alpha / m; Holm relaxes "
-           "the threshold step by step and finds more."])
+           "the threshold step by step and finds more."],
+    chapter="04_profiling", answer="significant", level="core",
+    starter=holm_starter, solution=holm_solution)

@@ -7,6 +7,7 @@ Each has a ``*_starter`` (fails its check, with the intended hint) and a
 
 from __future__ import annotations
 
+import random
 from typing import Any, Callable
 
 import jax
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from helpers import hlo, xla_flags
+from helpers.answers import as_choice, as_mapping, as_number, describe
 from helpers.exercises import (Exercise, Outcome, faster_than,
                                learner_error, matches_reference)
 
@@ -34,34 +36,56 @@ def which_bound_solution(flops: float, n_bytes: float, flop_rate: float,
         "compute"
 
 
-_BOUND_CASES = [  # (flops, bytes, flop/s, bytes/s); round made-up ceilings
-    (2 * 8192 ** 3, 3 * 2 * 8192 ** 2, 5e14, 3e12),   # big bf16 matmul
-    (2 * 1e6 * 3 * 25, 4 * 1e6 * 103, 5e14, 3e12),     # chapter 2's problem
-    (1e6, 8e6, 1e13, 1e12),                             # elementwise
-    (2 * 64 ** 3, 3 * 4 * 64 ** 2, 1e12, 1e11),         # small, slow device
-]
+def _bound_cases() -> list[tuple[float, float, float, float]]:
+    """(flops, bytes, flop/s, bytes/s): four named cases on round made-up
+    ceilings, then 40 random ones spread over twelve decades, so that no
+    fixed threshold on flops per byte gets them all right."""
+    named = [
+        (2 * 8192 ** 3, 3 * 2 * 8192 ** 2, 5e14, 3e12),  # big bf16 matmul
+        (2 * 1e6 * 3 * 25, 4 * 1e6 * 103, 5e14, 3e12),   # chapter 2's
+        (1e6, 8e6, 1e13, 1e12),                           # elementwise
+        (2 * 64 ** 3, 3 * 4 * 64 ** 2, 1e12, 1e11),       # small, slow
+        (2 * 512 ** 3, 3 * 4 * 512 ** 2, 5e14, 3e12),     # 85 flop/byte on
+    ]                                                     # a 167 ridge
+    rng = np.random.default_rng(13)
+    spread = 10 ** rng.uniform([6, 6, 11, 10], [18, 15, 16, 13],
+                               size=(40, 4))
+    return named + [tuple(float(v) for v in row) for row in spread]
+
+
+_BOUND_CASES = _bound_cases()
 
 
 def _bound(fn: Callable[..., str]) -> Outcome:
-    name = "names the right bound in four cases"
+    name = f"names the right bound in {len(_BOUND_CASES)} cases"
+    hint = ("Compare the two times: bytes / bandwidth and flops / "
+            "flop_rate.")
+    wrong = []
     for case in _BOUND_CASES:
         try:
             got = fn(*case)
         except Exception as err:
             return learner_error(name, err,
                                  "Return 'memory' or 'compute'.")
-        want = which_bound_solution(*case)
-        if got != want:
-            return Outcome(name, "fail", f"flops={case[0]:.3g}, bytes="
-                           f"{case[1]:.3g}: said {got!r}, it is {want!r}",
-                           "Compare the two times: bytes / bandwidth and "
-                           "flops / flop_rate.")
-    return Outcome(name, "pass", "all four right")
+        got = as_choice(got, ("memory", "compute"))
+        if got != which_bound_solution(*case):
+            wrong.append(case)
+    if wrong:
+        flops, n_bytes, rate, bandwidth = wrong[0]
+        return Outcome(name, "fail", f"wrong in {len(wrong)} cases, e.g. "
+                       f"flops={flops:.3g}, bytes={n_bytes:.3g}, flop/s="
+                       f"{rate:.3g}, bytes/s={bandwidth:.3g}: it is "
+                       f"{which_bound_solution(*wrong[0])!r}", hint)
+    return Outcome(name, "pass", f"all {len(_BOUND_CASES)} right")
 
 
 WHICH_BOUND = Exercise("Exercise 1.3: which bound?", [_bound],
                        hints=["A matrix-vector product does 2 flops per "
-                              "element it reads."])
+                              "element it reads."],
+                       chapter="01_measuring", answer="which_bound",
+                       level="warm-up",
+                       starter=which_bound_starter,
+                       solution=which_bound_solution)
 
 
 # --- Exercise 2.3: bytes the problem must move ----------------------------
@@ -82,7 +106,9 @@ PROBLEM_BYTES = Exercise(
                        [(k, s) for k in (5, 25, 50) for s in (4, 8)],
                        rtol=1e-12, hint="Count both inputs and the output."
                        )],
-    hints=["a holds 3 K numbers per batch element, b holds K, the result 3."])
+    hints=["a holds 3 K numbers per batch element, b holds K, the result 3."],
+    chapter="02_fusion", answer="problem_bytes", level="warm-up",
+    starter=problem_bytes_starter, solution=problem_bytes_solution)
 
 
 # --- Exercise 3.3: a trip count XLA can see ---------------------------------
@@ -132,7 +158,9 @@ def _trip_count(make_loop: Callable[[], Callable[..., jax.Array]]
 
 STATIC_TRIP_COUNT = Exercise(
     "Exercise 3.3: a trip count XLA can see", [_trip_count],
-    hints=["hlo.while_loops(text) shows each loop's trip count."])
+    hints=["hlo.while_loops(text) shows each loop's trip count."],
+    chapter="03_launches", answer="make_loop", level="warm-up",
+    starter=make_loop_starter, solution=make_loop_solution)
 
 
 # --- Exercise 4.3: time per scope ------------------------------------------
@@ -163,15 +191,22 @@ def _totals(fn: Callable[[pd.DataFrame], dict[str, float]]) -> Outcome:
     except Exception as err:
         return learner_error(name, err, "Group the rows by 'scope'.")
     want = scope_totals_solution(events)
-    if set(got) != set(want) or any(
-            not np.isclose(got[s], want[s]) for s in want):
-        return Outcome(name, "fail", f"got {got}", "Sum the durations, "
-                       "do not average them.")
+    got = as_mapping(got, keys=list(want))
+    wrong = {scope: round(as_number(got[scope], f"µs for {scope!r}"), 2)
+             for scope in want
+             if not np.isclose(as_number(got[scope]), want[scope])}
+    if wrong:
+        return Outcome(name, "fail", f"wrong totals {wrong}", "Sum the "
+                       "durations, do not average them.")
     return Outcome(name, "pass", "every scope's total right")
 
 
 SCOPE_TOTALS = Exercise("Exercise 4.3: time per scope", [_totals],
-                        hints=["DataFrame.groupby('scope')['dur_us']."])
+                        hints=["DataFrame.groupby('scope')['dur_us']."],
+                        chapter="04_profiling", answer="scope_totals",
+                        level="warm-up",
+                        starter=scope_totals_starter,
+                        solution=scope_totals_solution)
 
 
 # --- Exercise 5.3: vmap the per-example loss --------------------------------
@@ -214,10 +249,12 @@ def _flat_kernels(fn: Callable[..., jax.Array]) -> Outcome:
 
 VMAP_LOSS = Exercise(
     "Exercise 5.3: per-example losses without a loop",
-    [matches_reference(batched_loss_solution, [_batch(4), _batch(9)],
+    [matches_reference(batched_loss_solution, lambda: [_batch(4), _batch(9)],
                        rtol=1e-5), _flat_kernels,
-     faster_than(batched_loss_starter, _batch(64))],
-    hints=["in_axes=(None, 0, 0): params shared, examples mapped."])
+     faster_than(batched_loss_starter, lambda: _batch(64))],
+    hints=["in_axes=(None, 0, 0): params shared, examples mapped."],
+    chapter="05_transformations", answer="batched_loss", level="stretch",
+    starter=batched_loss_starter, solution=batched_loss_solution)
 
 
 # --- Exercise 6.2: set the flag where XLA reads it --------------------------
@@ -252,9 +289,11 @@ def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
             "compilation in a new process (helpers.workbook.flags.in_child)"
             ".")
     try:
+        # One after the other: a learner's function may set os.environ.
         default, own = fn(""), fn(OWN_FUSIONS)
     except Exception as err:
         return learner_error(name, err, hint)
+    default, own = as_mapping(default), as_mapping(own)
     if "kCustom" not in default or "kCustom" in own or "kLoop" not in own:
         return Outcome(name, "fail", f"no flag: {default}; with the flag: "
                        f"{own}", hint)
@@ -264,13 +303,35 @@ def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
 FLAG_REACHES_XLA = Exercise(
     "Exercise 6.2: set the flag where XLA reads it", [_flag_reaches_xla],
     hints=["subprocess.run([sys.executable, ...], env={..., 'XLA_FLAGS': "
-           "flags}) starts a Python that reads them."])
+           "flags}) starts a Python that reads them."],
+    chapter="06_xla_flags", answer="fusions_under", level="core",
+    starter=fusions_under_starter, solution=fusions_under_solution)
 
 
 # --- Exercise 6.3: keep only flags this jaxlib knows ------------------------
 
-_CANDIDATES = ["--xla_gpu_autotune_level=2", "--xla_" + "made_up_flag=1",
-               "--xla_backend_optimization_level=2"]
+# Flags every jaxlib the book supports knows (checked by a unit test).
+_REAL_FLAGS = ["--xla_gpu_autotune_level=2", "--xla_dump_hlo_as_text",
+               "--xla_backend_optimization_level=2",
+               "--xla_cpu_enable_fast_math=false",
+               "--xla_gpu_enable_command_buffer="]
+
+
+def candidates(rng: random.Random | None = None) -> list[str]:
+    """Three real flags and one made up from a real name and a random
+    suffix, shuffled: a new list at each check, so that only testing the
+    flags (not recognising a list seen before) gets it right."""
+    rng = rng or random.Random()
+    chosen = rng.sample(_REAL_FLAGS, 3)
+    name, _, value = rng.choice(_REAL_FLAGS).partition("=")
+    suffix = "".join(rng.choice("abcdefghkmnpqrstuvwxyz") for _ in range(4))
+    made_up = f"{name}_{suffix}" + (f"={value}" if value else "")
+    listed = chosen + [made_up]
+    while True:  # an order that sorting the real ones would not give
+        rng.shuffle(listed)
+        kept = [flag for flag in listed if flag != made_up]
+        if kept not in (sorted(kept), sorted(kept, reverse=True)):
+            return listed
 
 
 def known_starter(candidates: list[str]) -> list[str]:
@@ -286,18 +347,28 @@ def known_solution(candidates: list[str]) -> list[str]:
 
 def _keeps_known(fn: Callable[[list[str]], list[str]]) -> Outcome:
     name = "drops the made-up flag, keeps the real ones"
+    offered = candidates()
     try:
-        got = fn(list(_CANDIDATES))
+        got = fn(list(offered))
     except Exception as err:
         return learner_error(name, err, "")
-    want = [_CANDIDATES[0], _CANDIDATES[2]]
+    made_up = next(f for f in offered if f.split("=")[0] not in
+                   {r.split("=")[0] for r in _REAL_FLAGS})
+    want = [flag for flag in offered if flag != made_up]
+    if isinstance(got, str) or not hasattr(got, "__iter__"):
+        return Outcome(name, "fail", f"returned {describe(got)}; expected "
+                       "a list of flags")
+    got = list(got)
     if got != want:
-        return Outcome(name, "fail", f"got {got}", "Test each flag where "
-                       "an abort cannot hurt: helpers.xla_flags.unknown.")
-    return Outcome(name, "pass", f"kept {want}")
+        return Outcome(name, "fail", f"offered {offered}, got {got}",
+                       "Test each flag where an abort cannot hurt: "
+                       "helpers.xla_flags.unknown.")
+    return Outcome(name, "pass", f"offered {offered}; dropped {made_up}")
 
 
 KNOWN_FLAGS = Exercise("Exercise 6.3: keep only flags this jaxlib knows",
                        [_keeps_known],
                        hints=["An unknown flag in XLA_FLAGS aborts the "
-                              "process that starts JAX."])
+                              "process that starts JAX."],
+                       chapter="06_xla_flags", answer="known", level="stretch",
+                       starter=known_starter, solution=known_solution)

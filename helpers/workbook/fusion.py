@@ -25,7 +25,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from helpers import bench, env, hlo, roofline
-from helpers.exercises import Exercise, Outcome, hlo_fact, matches_reference
+from helpers.answers import WrongAnswer, as_choice
+from helpers.exercises import (Exercise, Outcome, described, hlo_fact,
+                               learner_error, matches_reference,
+                               not_graded)
 from helpers.hlo.parsing import braced_attribute
 
 WARP_SIZE = 32  # threads per warp on every NVIDIA GPU
@@ -217,9 +220,11 @@ def _ints(text: str | None) -> list[int]:
 
 def _cases(k: int, dtype: Any, batch: tuple[int, ...], seed: int
            ) -> tuple[jax.Array, jax.Array]:
-    ka, kb = jax.random.split(jax.random.key(seed))
-    return (jax.random.normal(ka, (*batch, 3, k), dtype),
-            jax.random.normal(kb, (*batch, k, 1), dtype))
+    """Random (..., 3, K) and (..., K, 1) operands (NumPy's generator:
+    no compilation, so importing the exercise stays quick)."""
+    rng = np.random.default_rng(seed)
+    return (jnp.asarray(rng.normal(size=(*batch, 3, k)), dtype),
+            jnp.asarray(rng.normal(size=(*batch, k, 1)), dtype))
 
 
 def _fast_enough(fraction: float) -> Callable[[Callable[..., Any]],
@@ -228,12 +233,15 @@ def _fast_enough(fraction: float) -> Callable[[Callable[..., Any]],
     measured copy bandwidth or better at K=25."""
     name = f"reaches {fraction:.0%} of copy bandwidth at K=25 (GPU)"
 
+    @described(name)
     def criterion(fn: Callable[..., Any]) -> Outcome:
         if not env.on_gpu():
-            return Outcome(name, "skip", "no GPU here: the speed target "
-                           "applies to a GPU only")
+            return not_graded(name, "a GPU (the speed target is a GPU's)")
         a, b = _cases(25, jnp.float32, (1000, 1000), 3)
-        timing = bench.benchmark(jax.jit(fn), a, b)
+        try:
+            timing = bench.benchmark(jax.jit(fn), a, b)
+        except Exception as err:  # the learner's code may fail anyhow
+            return learner_error(name, err)
         gbps = bytes_moved(b.size // 25, 25, 4) / timing.median / 1e9
         copy = roofline.measure_ceilings().copy_bytes_per_s / 1e9
         detail = f"{gbps:.0f} GB/s of {copy:.0f} GB/s copy bandwidth"
@@ -269,7 +277,9 @@ fast_reduction = Exercise(
      _fast_enough(0.7)],
     hints=["Which sizes of K does XLA:GPU reduce with kInput?",
            "Zeros do not change a sum: pad K.",
-           "jnp.pad inside the function fuses into the reduction."])
+           "jnp.pad inside the function fuses into the reduction."],
+    chapter="02_fusion", answer="bmv", level="core",
+    starter=starter, solution=solution)
 
 
 # ---------------------------------------------------------------- 2.2 --
@@ -323,11 +333,11 @@ def _predictions_agree(predict: Callable[[int], str]) -> Outcome:
         try:
             guess = predict(k)
         except Exception as err:  # the learner's code may fail anyhow
-            return Outcome(name, "fail", f"predict({k}) raised "
-                           f"{type(err).__name__}: {err}", hint)
-        if guess not in ("kInput", "kLoop"):
-            return Outcome(name, "fail", f"predict({k}) returned {guess!r};"
-                           " answer 'kInput' or 'kLoop'", hint)
+            return learner_error(name, err, hint)
+        try:
+            guess = as_choice(guess, ("kInput", "kLoop"))
+        except WrongAnswer as err:
+            return Outcome(name, "fail", f"predict({k}) {err}", hint)
         if guess != _kind_of_matmul(k):
             wrong.append(k)
     if wrong:
@@ -340,4 +350,6 @@ predict_kind = Exercise(
     "Exercise 2.2: predict the fusion kind",
     [_predictions_agree],
     hints=["The reduced size is K; the warp has 32 threads.",
-           "Which K below 32 fit a whole number of times into a warp?"])
+           "Which K below 32 fit a whole number of times into a warp?"],
+    chapter="02_fusion", answer="predict", level="warm-up",
+    starter=predict_starter, solution=predict_solution)

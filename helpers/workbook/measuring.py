@@ -15,7 +15,9 @@ import statistics
 import time
 from typing import Any, Callable
 
-from helpers.exercises import Exercise, Outcome, matches_reference
+from helpers.answers import WrongAnswer, as_number
+from helpers.exercises import (Exercise, Outcome, learner_error,
+                               matches_reference)
 
 DEVICE_S = 0.020   # simulated device time of one call
 COMPILE_S = 0.300  # simulated compile time of the first call
@@ -76,19 +78,28 @@ def _timer_criterion(timer: Callable[..., float]) -> Outcome:
     hint = ("Call .block_until_ready() on the result before stopping the "
             "clock, and leave the first call out.")
     try:
-        measured = float(timer(SimulatedDevice(), None))
+        answer = timer(SimulatedDevice(), None)
     except Exception as err:  # the learner's code may fail anyhow
-        return Outcome(name, "fail", f"your timer raised "
-                       f"{type(err).__name__}: {err}", hint)
+        return learner_error(name, err, hint)
+    # Finite and positive first: NaN would slip through the range tests.
+    try:
+        measured = as_number(answer, "seconds per call, a number")
+    except WrongAnswer as err:
+        return Outcome(name, "fail", str(err), hint)
+    if measured <= 0:
+        return Outcome(name, "fail", f"reported {measured} s per call; a "
+                       "call takes a positive time", hint)
     detail = (f"reported {measured * 1e3:.2f} ms per call; the simulated "
               f"device takes {DEVICE_S * 1e3:.0f} ms")
     if measured < 0.5 * DEVICE_S:
         return Outcome(name, "fail", detail + ": that is the dispatch, "
                        "not the work", hint)
     if measured > 1.25 * DEVICE_S:
-        return Outcome(name, "fail", detail + ": the compile leaked in",
+        return Outcome(name, "fail", detail + ": more than one call; the "
+                       "compile leaked in, or several calls were added up",
                        "Leave the first (compiling) call out of the "
-                       "timing, or report the median.")
+                       "timing, and report the time of one call (the "
+                       "median, or the total divided by n).")
     return Outcome(name, "pass", detail)
 
 
@@ -96,7 +107,9 @@ honest_timer = Exercise(
     "Exercise 1.1: an honest timer",
     [_timer_criterion],
     hints=["A call returns when the work is queued, not when it is done.",
-           "The first call of a jitted function compiles it."])
+           "The first call of a jitted function compiles it."],
+    chapter="01_measuring", answer="time_call", level="warm-up",
+    starter=starter, solution=solution)
 
 
 def floor_starter(b, m, k, n, itemsize, bandwidth, flop_rate):
@@ -125,9 +138,11 @@ _FLOOR_CASES = [
 
 matmul_floor = Exercise(
     "Exercise 1.2: the floor of a batched matmul",
-    [matches_reference(floor_solution, _FLOOR_CASES, rtol=1e-9,
+    [matches_reference(floor_solution, _FLOOR_CASES, rtol=1e-6,
                        hint="Count every byte: both inputs read once, the "
                             "output written once.")],
     hints=["Bytes: itemsize * b * (m*k + k*n + m*n).",
            "Flops: 2 * b * m * k * n (a multiply and an add).",
-           "The floor is the larger of bytes/bandwidth and flops/rate."])
+           "The floor is the larger of bytes/bandwidth and flops/rate."],
+    chapter="01_measuring", answer="matmul_floor", level="core",
+    starter=floor_starter, solution=floor_solution)

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from helpers import hlo
-from helpers.exercises import (Exercise, Outcome, hlo_fact,
+from helpers.exercises import (Exercise, Outcome, hlo_fact, learner_error,
                                matches_reference)
 from helpers.fused import fused_scan
 from helpers.workbook.launches import (STATE, Weights, force, hoisted_step,
@@ -61,45 +61,56 @@ def _exercise_inputs(seed: int) -> tuple[Weights, jax.Array]:
 
 
 def loop_launches(text: str) -> int | None:
-    """Kernels one step of the step loop launches (None: no loop)."""
+    """Kernels one pass of the step loop's body launches (None: no loop
+    of EXERCISE_STEPS trips)."""
     return step_loop_launches(text, EXERCISE_STEPS)
 
 
+def launches_per_step(text: str) -> float:
+    """Kernels one call launches, loops unrolled by their trip counts,
+    per step: what a rewrite saves however it shapes the loop (a loop of
+    100 passes doing two steps each saves nothing).
+
+    Raises:
+        ValueError: a loop's trip count is unknown when compiling.
+    """
+    return hlo.kernel_count(text) / EXERCISE_STEPS
+
+
 @functools.lru_cache(maxsize=1)
-def _starter_launches() -> int:
-    text = hlo.compiled_text(starter, *_exercise_inputs(0))
-    return loop_launches(text)
+def _starter_launches() -> float:
+    return launches_per_step(hlo.compiled_text(starter,
+                                               *_exercise_inputs(0)))
 
 
 def _fewer_launches(text: str) -> bool | str:
-    loops = hlo.while_loops(text)
-    if any(w.trip_count is None for w in loops):
+    if any(w.trip_count is None for w in hlo.while_loops(text)):
         return ("a loop's trip count is unknown when compiling, so every "
                 "step also runs its condition and waits for it")
-    per_step = loop_launches(text)
-    if per_step is None:
-        return True  # no step loop left (one kernel, say)
-    limit = _starter_launches() - 1
+    per_step, limit = launches_per_step(text), _starter_launches() - 1
     if per_step > limit:
-        return (f"{per_step} kernels per step; the starter has "
-                f"{_starter_launches()}, aim for at most {limit}")
+        return (f"{per_step:.1f} kernels per step; the starter launches "
+                f"{_starter_launches():.1f}, aim for at most {limit:.1f}")
     return True
 
 
 fewer_launches = Exercise(
     "Exercise 3.1: fewer launches per step",
-    [matches_reference(starter, [_exercise_inputs(s) for s in (0, 1)],
+    [matches_reference(starter, lambda: [_exercise_inputs(s) for s in (0, 1)],
                        rtol=1e-4, atol=1e-5,
                        hint="Draw exactly the same numbers: step i's noise "
                             "comes from fold_in(key, i)."),
-     hlo_fact("a static loop with fewer kernels per step than the starter",
-              _fewer_launches, _exercise_inputs(0),
+     hlo_fact("fewer kernels per step than the starter (all the call "
+              "launches, over its 200 steps)",
+              _fewer_launches, lambda: _exercise_inputs(0),
               hint="Which work in the body does not depend on the "
                    "momentum? It can all happen before the loop.")],
     hints=["jax.vmap(lambda i: step_noise(key, i))(jnp.arange(n)) draws "
            "every step's noise in one go.",
            "jax.lax.scan over that noise gives a loop whose body is only "
-           "the MLP."])
+           "the MLP."],
+    chapter="03_launches", answer="fast", level="core",
+    starter=starter, solution=solution)
 
 
 # --- Exercise 3.2: a step fused_scan accepts ---------------------------------
@@ -147,8 +158,8 @@ def _accepted_by_fused_scan(step: Callable[..., Any]) -> Outcome:
         return Outcome(name, "fail", str(err).split(". ")[0],
                        "Slices and concatenations have no Triton lowering: "
                        "move elements with a matrix product or a mask.")
-    except Exception as err:
-        return Outcome(name, "fail", f"{type(err).__name__}: {err}")
+    except Exception as err:  # the learner's code may fail anyhow
+        return learner_error(name, err)
     return Outcome(name, "pass", "the kernel lowers to Triton IR")
 
 
@@ -164,4 +175,6 @@ fused_step = Exercise(
     "Exercise 3.2: a step fused_scan accepts",
     [_accepted_by_fused_scan, _same_as_lax_scan],
     hints=["`jnp.eye(n, k=1)` is a matrix that shifts a vector by one.",
-           "`jnp.where(index == n - 1, x, 0.0)` puts x in the last slot."])
+           "`jnp.where(index == n - 1, x, 0.0)` puts x in the last slot."],
+    chapter="03_launches", answer="filter_step", level="stretch",
+    starter=filter_starter, solution=filter_solution)

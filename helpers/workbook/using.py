@@ -27,7 +27,9 @@ def solution(x):
 
 
 def _one_pass(text: str) -> bool | str:
-    reductions = hlo.op_counts(text, entry_only=False)["reduce"]
+    """One reduction over x: a reduce, or a dot (``x @ x`` is one too)."""
+    counts = hlo.op_counts(text, entry_only=False)
+    reductions = counts["reduce"] + counts["dot"]
     return reductions == 1 or f"found {reductions} reductions"
 
 
@@ -39,4 +41,6 @@ root_mean_square = Exercise(
      hlo_fact("reads x in one pass (one reduction)", _one_pass,
               _CASES[-1], hint="Average the squares with one jnp.mean; "
                                "no Python loop over elements.")],
-    hints=["jnp.square, jnp.mean and jnp.sqrt are all you need."])
+    hints=["jnp.square, jnp.mean and jnp.sqrt are all you need."],
+    chapter="00_how_to_use", answer="rms", level="warm-up",
+    starter=starter, solution=solution)

@@ -3,6 +3,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from helpers import criteria
 from helpers import exercises as ex
 
 CASES = [(np.arange(4.0),), (np.linspace(-1, 1, 7),)]
@@ -35,8 +36,12 @@ def test_wrong_shape_and_errors_are_reported():
         raise RuntimeError("oops\nmore")
 
     report = DOUBLE.check(broken)
-    assert report.outcomes[0].detail == ("your function raised "
-                                         "RuntimeError: oops")
+    outcome = report.outcomes[0]
+    assert outcome.detail == "your function raised RuntimeError: oops"
+    # the whole error is kept, folded in HTML and named in the text
+    assert "oops\nmore" in outcome.error and "Traceback" in outcome.error
+    assert "<details><summary>Full error</summary>" in report.html()
+    assert "print(report.outcomes[0].error)" in report.text()
 
 
 def test_hlo_fact_reads_the_compiled_module():
@@ -59,21 +64,29 @@ def test_hlo_fact_reads_the_compiled_module():
     assert ex.hlo_fact("x", lambda t: True, (x,))(42).status == "fail"
 
 
-def test_time_target_is_skipped_on_cpu():
+def test_time_target_is_not_graded_on_cpu():
     outcome = ex.time_below(1.0, (jnp.ones(3),))(lambda x: x)
     assert outcome.status == "skip"
-    assert "no GPU here" in outcome.detail
+    assert outcome.detail.startswith("not graded here: needs a GPU")
 
 
-def test_skips_alone_do_not_pass():
-    report = ex.Report("t", (ex.Outcome("c", "skip", "no GPU"),))
-    assert not report.passed
+def test_a_criterion_not_graded_here_never_lets_the_report_pass():
+    skip = ex.not_graded("c", "a GPU")
+    passed = ex.Outcome("d", "pass", "fine")
+    failed = ex.Outcome("e", "fail", "no")
+    assert ex.Report("t", (skip,)).status == "not graded here"
+    partly = ex.Report("t", (passed, skip))
+    assert partly.status == "passed where graded" and not partly.passed
+    assert not partly.failed and partly.failed_hints() == []
+    assert "PASSED WHERE GRADED" in partly.text()
+    assert ex.Report("t", (passed, skip, failed)).status == "not yet"
+    assert ex.Report("t", (passed,)).passed
 
 
 def test_report_displays_as_html_and_text():
     bundle = DOUBLE.check(lambda x: 2 * x)._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "text/html"}
-    assert "✅" in bundle["text/html"]
+    assert "color:#1a7f37'>pass<" in bundle["text/html"]
 
 
 def test_panel_reveals_hints_one_at_a_time():
@@ -90,8 +103,10 @@ def test_panel_reveals_hints_one_at_a_time():
 
 
 def test_bad_exercise_input():
-    with pytest.raises(TypeError, match="pass your function itself"):
-        DOUBLE.check(3)
+    not_a_function = DOUBLE.check(3)
+    assert not_a_function.failed
+    assert "takes your function itself; got 3 (a int)" in \
+        not_a_function.outcomes[0].detail
     with pytest.raises(ValueError, match="no criteria"):
         ex.Exercise("empty", []).check(lambda x: x)
     with pytest.raises(ValueError, match="at least one case"):
@@ -120,7 +135,7 @@ def test_faster_than_judges_interleaved_runs(monkeypatch):
     assert ex.faster_than(_slow_double, (x,))(
         lambda a: 2 * a).status == "skip"
     # on a CPU the rule the GPU applies can still be exercised
-    monkeypatch.setattr(ex.env, "on_gpu", lambda: True)
+    monkeypatch.setattr(criteria.env, "on_gpu", lambda: True)
     fast = ex.faster_than(_slow_double, (x,), repeat=10)(lambda a: 2 * a)
     assert fast.status == "pass" and "starter's" in fast.detail
     slow = ex.faster_than(lambda a: 2 * a, (x,), repeat=10,
@@ -134,11 +149,73 @@ def test_hlo_fact_can_read_the_module_compiled_for_an_h100(monkeypatch):
     row = (jax.ShapeDtypeStruct((64, 32), jnp.float32),)
     fact = ex.hlo_fact("a fast reduction", lambda t: "kind=kInput" in t,
                        row, for_h100=True)
-    if ex.crosscompile.available():
+    if criteria.crosscompile.available():
         assert fact(lambda x: x.sum(-1)).status == "pass"
         assert fact(lambda x: x[:, :25].sum(-1)).status == "fail"
-    monkeypatch.setattr(ex.crosscompile, "available", lambda: False)
-    monkeypatch.setattr(ex.crosscompile, "why_unavailable",
+    monkeypatch.setattr(criteria.crosscompile, "available", lambda: False)
+    monkeypatch.setattr(criteria.crosscompile, "why_unavailable",
                         lambda: "no plugin")
     skipped = fact(lambda x: x.sum(-1))
     assert skipped.status == "skip" and "no plugin" in skipped.detail
+
+
+@pytest.mark.parametrize("returned", ["fast", None, [1.0, "x"], object()])
+def test_a_check_never_raises_whatever_the_answer(returned):
+    report = DOUBLE.check(lambda x: returned)
+    assert report.failed
+    assert "returned" in report.outcomes[0].detail
+
+
+def test_a_criterion_that_breaks_is_a_failure_not_an_exception():
+    @ex.described("the answer is positive")
+    def positive(fn):
+        return ex.Outcome("the answer is positive",
+                          "pass" if fn() > 0 else "fail", "")
+
+    report = ex.Exercise("t", [positive]).check(lambda: "three")
+    outcome = report.outcomes[0]
+    assert outcome.criterion == "the answer is positive"
+    assert outcome.status == "fail" and "TypeError" in outcome.detail
+    assert "Traceback" in outcome.error
+
+
+@pytest.mark.parametrize("answer", [
+    lambda x: [bool(v) for v in x > 0],           # a list
+    lambda x: tuple(bool(v) for v in x > 0),      # a tuple
+    lambda x: np.asarray(x) > 0,                   # a NumPy array
+    lambda x: jnp.asarray(x) > 0,                  # a JAX array
+    lambda x: [np.bool_(v) for v in x > 0],        # NumPy booleans
+])
+def test_natural_forms_of_the_same_answer_agree(answer):
+    criterion = ex.matches_reference(lambda x: [bool(v) for v in x > 0],
+                                     [(np.arange(-2.0, 3.0),)])
+    assert criterion(answer).status == "pass"
+
+
+def test_a_series_answers_a_dict_with_the_same_keys():
+    import pandas as pd
+
+    criterion = ex.matches_reference(lambda: {"a": 1.0, "b": 2.0}, [()])
+    assert criterion(lambda: pd.Series({"b": 2.0, "a": 1.0})).status == \
+        "pass"
+    wrong_keys = criterion(lambda: {"a": 1.0, "c": 2.0})
+    assert "expected ['a', 'b']" in wrong_keys.detail
+
+
+def test_a_solution_shows_folded():
+    exercise = ex.Exercise("Exercise 0.9: double", DOUBLE.criteria,
+                           solution=lambda x: 2 * x)
+    shown = exercise.show_solution()._repr_mimebundle_()
+    assert shown["text/html"].startswith("<details><summary>")
+    assert "lambda x: 2 * x" in shown["text/html"]
+    assert "2 * x" not in shown["text/plain"]  # a terminal gets no spoiler
+    with pytest.raises(ValueError, match="no solution"):
+        DOUBLE.show_solution()
+
+
+def test_an_exercise_knows_its_place():
+    assert ex.Exercise("Exercise 2.3: x", DOUBLE.criteria).number == "2.3"
+    with pytest.raises(ValueError, match="another chapter"):
+        ex.Exercise("Exercise 2.3: x", DOUBLE.criteria, chapter="03_a")
+    with pytest.raises(ValueError, match="level must be one of"):
+        ex.Exercise("t", DOUBLE.criteria, level="easy")
