@@ -197,7 +197,8 @@ def device_slug(info: dict[str, Any] | None = None) -> str:
 
 
 # Packages a chapter needs that a Colab runtime may lack, as pip names.
-COLAB_PACKAGES = {"ipywidgets": "ipywidgets", "jupytext": "jupytext"}
+COLAB_PACKAGES = {"ipywidgets": "ipywidgets", "jupytext": "jupytext",
+                  "xprof": "xprof"}
 
 
 def missing_packages(packages: dict[str, str] | None = None) -> list[str]:

@@ -20,7 +20,7 @@ after another. Three steps, two of them there:
 Usage::
 
     python3 scripts/gpu_visit.py plan
-    python3 scripts/gpu_visit.py run --out "$OUT" --budget 540 02_fusion 03_launches
+    python3 scripts/gpu_visit.py run --out "$OUT" --budget 540 02_fusion
     python3 scripts/gpu_visit.py unpack /work/.device/.../gpu-visit.tar.gz
 """
 
@@ -239,6 +239,8 @@ def unpack(archive: Path, recorded_root: Path | None = None,
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy(source, target)
                     copied.append(name)
+                _copy_fixtures(staging / "recorded", recorded_root,
+                               chapter)
         junit = staging / "test-gpu-junit.xml"
         if junit.exists():
             shutil.copy(junit, recorded_root / junit.name)
@@ -246,6 +248,17 @@ def unpack(archive: Path, recorded_root: Path | None = None,
         (recorded_root / LOG).write_text(json.dumps(
             {"chapters": history}, indent=1) + "\n")
     return {"copied": copied, "refused": refused}
+
+
+def _copy_fixtures(staging: Path, recorded_root: Path, chapter: str
+                   ) -> None:
+    """The folders a chapter keeps beside its recordings (trimmed
+    profiles, the xplane files XProf reads), copied whole: the book reads
+    them like the recordings."""
+    for folder in staging.glob(f"*/{chapter}/*/"):
+        device = folder.parent.parent.name
+        shutil.copytree(folder, recorded_root / device / chapter /
+                        folder.name, dirs_exist_ok=True)
 
 
 def _checked_recordings(folder: Path, recorded, env) -> dict:

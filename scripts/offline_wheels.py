@@ -33,7 +33,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 # What `make record` and `make test-gpu` need beyond JAX's own stack.
 TOOLS = ("ipykernel", "nbclient", "nbval", "jupytext", "ipywidgets",
-         "perfetto", "pyyaml", "absl-py", "flatbuffers")
+         "perfetto", "pyyaml", "absl-py", "flatbuffers", "xprof")
 # manylinux tags a current x86-64 Linux host accepts, newest first.
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64", "linux_x86_64")

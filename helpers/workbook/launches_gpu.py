@@ -17,7 +17,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from helpers import bench, child, env, hlo, trace
+from helpers import bench, child, env, hlo, trace, xprof_tables
 from helpers.fused import fused_scan
 from helpers.workbook import launches
 from helpers.workbook.launches import (STEPS, VARIANTS, Weights, _per_step,
@@ -126,6 +126,18 @@ def profiled_launches(variant: Callable[..., jax.Array], *args: Any,
     return len(trace.device_events(trace.load(folder))) / steps
 
 
+def xprof_launches(folder: str, steps: int) -> float | str:
+    """Kernels per step as XProf counts them in the same profile (its
+    ``kernel_stats``: each kernel's occurrences, summed), to set beside
+    the count from the trace events; where XProf has no kernel table (a
+    CPU, no xprof), the reason instead."""
+    try:
+        kernels = xprof_tables.table(folder, "kernel_stats")
+    except (ValueError, ModuleNotFoundError, FileNotFoundError) as err:
+        return str(err)
+    return float(kernels["occurrences"].sum()) / steps
+
+
 def dry_or(gpu: Any, dry: Any) -> Any:
     """``gpu`` on a GPU; ``dry`` elsewhere, where a GPU measurement runs
     only as a dry run (`helpers.recorded`) and needs only to run."""
@@ -137,22 +149,26 @@ def measure_variants_on_gpu(folder: str, *, steps: int | None = None
     """What the chapter records from a GPU machine: every variant on the
     GPU, the loop variants on the same machine's CPU, and the kernels per
     step counted in a profile of each GPU variant, in both execution modes
-    of `PROFILED_MODES`."""
+    of `PROFILED_MODES`: from the trace events, and by XProf
+    (`xprof_launches`), so the two counts can be compared."""
     steps = steps or dry_or(STEPS, 200)
     weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
     profiled: dict[str, dict[str, float]] = {}
+    by_xprof: dict[str, dict[str, float | str]] = {}
     for mode, graphs in PROFILED_MODES.items():
-        profiled[mode] = {}
+        profiled[mode], by_xprof[mode] = {}, {}
         for name, variant in VARIANTS.items():
             bound = steps_argument(variant, steps)
+            where = os.path.join(folder, f"{mode}-{len(profiled[mode])}")
             profiled[mode][name] = profiled_launches(
                 variant, weights, key, bound, steps=steps,
-                graphs_while_profiling=graphs, folder=os.path.join(
-                    folder, f"{len(profiled)}-{len(profiled[mode])}"))
+                graphs_while_profiling=graphs, folder=where)
+            by_xprof[mode][name] = xprof_launches(where, steps)
     loops = [n for n in VARIANTS if VARIANTS[n] is not fused]
     return {"gpu": measure(steps=steps),
             "cpu": measure(loops, steps=steps, device=jax.devices("cpu")[0]),
-            "profiled_launches_per_step": profiled}
+            "profiled_launches_per_step": profiled,
+            "xprof_launches_per_step": by_xprof}
 
 
 def measure_goals(*, steps: int | None = None, chains: int | None = None,

@@ -21,7 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from helpers import bench, env, hlo, recorded, stats, trace
+from helpers import (bench, env, hlo, recorded, stats, trace,
+                     xprof_tables)
 
 SCOPES = ("attn_q_k", "attn_att_v")  # the source's two named scopes
 
@@ -276,6 +277,23 @@ def interval_coverage(pool: Any, sizes: list[int], rel_diff: float = 0.03,
 
 
 PROFILE_FIXTURE = "04_profiling/profile"  # a trimmed GPU trace, recorded
+# What chapter 4 reads from XProf: each kernel's launch shape, each HLO
+# op's time and bound, and each op against the roofline.
+XPROF_TOOLS = ("kernel_stats", "hlo_stats", "roofline_model")
+
+
+def xprof_views(folder: str | Path, tools: tuple[str, ...] = XPROF_TOOLS
+                ) -> dict[str, Any]:
+    """XProf's tables of a profile, by tool, as JSON-ready column lists;
+    a tool XProf cannot answer here (empty on a CPU, xprof missing) gets
+    the reason as a string instead, so a recording says what it lacks."""
+    views: dict[str, Any] = {}
+    for tool in tools:
+        try:
+            views[tool] = xprof_tables.table(folder, tool).to_dict("list")
+        except (ValueError, ModuleNotFoundError) as err:
+            views[tool] = str(err)
+    return views
 
 
 def fixture_folder(device: str = recorded.REFERENCE_DEVICE) -> Path:
@@ -289,10 +307,14 @@ def measure_on_gpu(calls: int = 200, trials: int = 200) -> dict[str, Any]:
     Returns:
         The block's shape; how its two compiled programs differ; the
         scoped kernels of ``calls`` calls of each version profiled in
-        blocked and in alternating order; wall-clock times of both
-        versions, runs shuffled; and ``trials`` A/A trials each in random and in
-        blocked order. With ``BOOK_RECORD=1`` the alternating profile is
-        also trimmed to its device events and kept as a fixture.
+        blocked and in alternating order, with XProf's tables of the
+        alternating one (`xprof_views`); wall-clock times of both
+        versions, runs shuffled; and ``trials`` A/A trials each in random
+        and in blocked order. With ``BOOK_RECORD=1`` the alternating
+        profile is also kept as a fixture: its device events
+        (`trace.trim`) and its xplane without the host threads
+        (`xprof_tables.trim`), so XProf's analyses can be redone from the
+        recording on any machine.
     """
     sizes = shape()
     params, x = init(jax.random.key(0), **sizes)
@@ -306,8 +328,12 @@ def measure_on_gpu(calls: int = 200, trials: int = 200) -> dict[str, Any]:
         kernels = profile_calls(fns, params, x, calls=calls, order=order,
                                 folder=folder)
         result[f"kernels_{order}"] = kernels.to_dict("list")
-        if order == "alternating" and os.environ.get("BOOK_RECORD") == "1":
-            trace.trim(folder, fixture_folder(env.device_slug()))
+        if order == "alternating":
+            result["xprof"] = xprof_views(folder)
+            if os.environ.get("BOOK_RECORD") == "1":
+                # the trace events and the xplane XProf reads, both kept
+                trace.trim(folder, fixture_folder(env.device_slug()))
+                xprof_tables.trim(folder, fixture_folder(env.device_slug()))
     wall = bench.interleaved(fns, params, x, repeat=calls, order="random")
     result["wall"] = {name: t.to_dict() for name, t in wall.items()}
     result["aa"] = {order: aa_trials(fns["einsum"], params, x,

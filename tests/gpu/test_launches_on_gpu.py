@@ -52,3 +52,11 @@ def test_exercise_solutions_pass_on_the_gpu():
     assert rewrites.fewer_launches.check(rewrites.solution).passed
     assert rewrites.fused_step.check(rewrites.filter_solution).passed
     assert not rewrites.fewer_launches.check(rewrites.starter).passed
+
+
+def test_xprof_counts_the_kernels_the_trace_counts(tmp_path):
+    per_step = launches_gpu.profiled_launches(
+        launches.scan_noise, WEIGHTS, KEY, STEPS, steps=STEPS,
+        folder=str(tmp_path))
+    assert launches_gpu.xprof_launches(str(tmp_path), STEPS) == \
+        pytest.approx(per_step)

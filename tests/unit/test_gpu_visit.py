@@ -27,10 +27,15 @@ kernelspec:
 ```
 
 ```{code-cell} ipython3
-from helpers import recorded
+from helpers import env, recorded
 
 recorded.save("90_probe/result", {"ok": 1})
-# the chapter's cells would ask: recorded.live_or_recorded("90_probe/result", f)
+fixture = recorded.path_for("90_probe/profile", env.device_slug()
+                             ).with_suffix("")
+(fixture / "plugins").mkdir(parents=True)
+(fixture / "plugins" / "h.xplane.pb").write_bytes(b"planes")
+# the chapter's cells would ask:
+# recorded.live_or_recorded("90_probe/result", f)
 ```
 '''
 BROKEN = PROBE.replace("90_probe/result", "91_broken/result").replace(
@@ -81,6 +86,9 @@ def test_unpack_copies_complete_chapters_and_refuses_the_rest(visit,
     assert "92_short/other" in result["refused"]["92_short"]
     [copied] = tmp_path.glob("*/90_probe/result.json")
     assert json.loads(copied.read_text())["data"] == {"ok": 1}
+    # the chapter's profile folder travels with its recordings
+    [profile] = tmp_path.glob("*/90_probe/profile/plugins/h.xplane.pb")
+    assert profile.read_bytes() == b"planes"
     history = json.loads((tmp_path / gpu_visit.LOG).read_text())
     assert [c["chapter"] for c in history["chapters"]] == [
         "90_probe", "92_short"]

@@ -1,0 +1,246 @@
+"""XProf's analyses of a `jax.profiler` trace, as pandas DataFrames.
+
+JAX's documentation sends users to XProf to read a profile. Its Python
+package (``pip install xprof``; it works offline) turns the XSpace protobuf
+``*.xplane.pb`` that ``jax.profiler.trace`` writes into the tables its UI
+shows: kernel statistics (registers, shared memory, block and grid, and
+occupancy of each GPU kernel), HLO op statistics, framework (JAX) op
+statistics, the roofline model and the overview page. `table` returns one
+of them as a DataFrame whose columns carry their units in their names
+(``total_time_us``), so a chapter reads XProf's own numbers rather than
+re-deriving them.
+
+On a CPU most of these tables are empty: XProf analyses device planes, and
+XLA:CPU's work runs on host threads. `table` says so instead of returning
+an empty frame silently; `trace.load` reads the raw trace events there.
+
+`trim` copies a profile keeping the planes XProf analyses (the devices and
+the HLO metadata) and dropping the host threads, which make most of a
+GPU profile's size, so a recording can keep its xplane file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+# The tools this module reads, and what each holds.
+TOOLS = {
+    "kernel_stats": "each GPU kernel: registers, shared memory, block and "
+                    "grid, occupancy, time",
+    "hlo_stats": "each HLO op: time, flops, bandwidth, what bounds it",
+    "framework_op_stats": "each JAX op (host and device): time",
+    "roofline_model": "each op against the device's roofline",
+    "overview_page": "the run at a glance: step time, top ops",
+}
+# XProf's GViz types, as pandas dtypes.
+_DTYPES = {"number": "float64", "string": "string", "boolean": "boolean"}
+# Planes `trim` keeps: the devices, and the HLO modules XProf needs to
+# name ops (the host threads are the bulk of a profile and are dropped).
+KEPT_PLANES = ("/device:", "/host:metadata")
+
+
+def xplane_files(profile_dir: str | Path) -> list[Path]:
+    """The ``*.xplane.pb`` files of the newest run under a profile folder
+    (one per host).
+
+    Raises:
+        FileNotFoundError: the folder does not exist or holds no xplane.
+    """
+    folder = Path(profile_dir)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"profile folder {folder} does not exist; "
+                                "pass the folder given to "
+                                "jax.profiler.trace().")
+    found = sorted(folder.rglob("*.xplane.pb"),
+                   key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise FileNotFoundError(
+            f"no *.xplane.pb under {folder}: is it a jax.profiler output "
+            "folder, and did the traced block run any JAX code?")
+    newest_run = found[-1].parent
+    return sorted(p for p in found if p.parent == newest_run)
+
+
+def _converter() -> Any:
+    try:
+        from xprof.convert import raw_to_tool_data
+    except ImportError as err:
+        raise ModuleNotFoundError(
+            "reading XProf's tables needs the xprof package: pip install "
+            "xprof (it is in the book's requirements; `make install` "
+            "installs it)") from err
+    return raw_to_tool_data
+
+
+def tables(profile_dir: str | Path, tool: str) -> list[pd.DataFrame]:
+    """Every table XProf's ``tool`` makes of the newest profile under
+    ``profile_dir`` (some tools make several: `roofline_model` gives the
+    ops and then its diagnostics).
+
+    Raises:
+        ValueError: ``tool`` is not one of `TOOLS`, or the file is not an
+            XSpace profile.
+        ModuleNotFoundError: xprof is not installed.
+        FileNotFoundError: no profile under ``profile_dir``.
+    """
+    if tool not in TOOLS:
+        raise ValueError(f"unknown XProf tool {tool!r}; choose one of "
+                         f"{sorted(TOOLS)}")
+    files = [str(p) for p in xplane_files(profile_dir)]
+    converter = _converter()
+    try:
+        raw, _ = converter.xspace_to_tool_data(files, tool, {})
+    except Exception as err:  # XProf reports a bad file in its own words
+        raise ValueError(f"XProf could not read {files} as a profile: "
+                         f"{type(err).__name__}: {err}") from err
+    if not raw:
+        raise ValueError(f"XProf's {tool} made nothing of {files}: is it "
+                         "an xplane.pb written by jax.profiler?")
+    data = json.loads(raw)
+    return [_frame(t) for t in (data if isinstance(data, list) else [data])]
+
+
+def table(profile_dir: str | Path, tool: str) -> pd.DataFrame:
+    """XProf's main table for ``tool`` (see `TOOLS`) as a DataFrame, its
+    columns named by XProf's ids with the unit appended (``avg_time_us``)
+    and typed; XProf's page-level properties are in ``.attrs``.
+
+    Raises:
+        ValueError: the tool has no rows for this profile (on a CPU, the
+            device tables are empty: XLA:CPU runs on host threads), or
+            the conditions of `tables`.
+    """
+    frame = tables(profile_dir, tool)[0]
+    if frame.empty:
+        platform = frame.attrs.get("device_type", "this platform")
+        raise ValueError(f"XProf's {tool} has no rows for this profile "
+                         f"({platform}): its device analyses need a GPU "
+                         "or TPU profile; on a CPU read the trace events "
+                         "with helpers.trace.load")
+    return frame
+
+
+def _column_name(column: dict[str, Any]) -> str:
+    """XProf's id, with the unit its label states: ``total_time`` labelled
+    "Total time (us)" becomes ``total_time_us``."""
+    name = column["id"]
+    unit = re.search(r"\(([^()]+)\)\s*$", column.get("label", ""))
+    if unit:
+        suffix = re.sub(r"\W+", "_", unit.group(1).strip()).strip("_")
+        if suffix and not name.lower().endswith(suffix.lower()):
+            name = f"{name}_{suffix}"
+    return name
+
+
+def _frame(gviz: dict[str, Any]) -> pd.DataFrame:
+    """A Google Visualization DataTable (what XProf's tools return) as a
+    typed DataFrame, without an index of row numbers."""
+    columns = gviz.get("cols", [])
+    names = [_column_name(c) for c in columns]
+    rows = [[cell.get("v") if cell else None for cell in row.get("c", [])]
+            for row in gviz.get("rows", [])]
+    frame = pd.DataFrame(rows, columns=names)
+    for name, column in zip(names, columns):
+        dtype = _DTYPES.get(column.get("type", ""))
+        if dtype:
+            frame[name] = frame[name].astype(dtype)
+    frame.attrs.update(gviz.get("p", {}))
+    return frame
+
+
+# --- trimming: keep what XProf analyses -------------------------------------
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """A protobuf varint at ``at``: (value, where the next field starts)."""
+    value = shift = 0
+    while True:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at += 1
+        if byte < 0x80:
+            return value, at
+        shift += 7
+
+
+def _fields(data: bytes) -> list[tuple[int, int, bytes, bytes]]:
+    """The top-level fields of a protobuf message: (number, wire type, the
+    field's whole encoding, its payload for length-delimited fields)."""
+    fields, at = [], 0
+    while at < len(data):
+        start = at
+        key, at = _varint(data, at)
+        number, wire = key >> 3, key & 7
+        payload = b""
+        if wire == 0:
+            _, at = _varint(data, at)
+        elif wire == 1:
+            at += 8
+        elif wire == 2:
+            size, at = _varint(data, at)
+            payload, at = data[at:at + size], at + size
+        elif wire == 5:
+            at += 4
+        else:
+            raise ValueError(f"not a protobuf message (wire type {wire} at "
+                             f"byte {start})")
+        fields.append((number, wire, data[start:at], payload))
+    return fields
+
+
+def plane_names(xplane: str | Path) -> list[str]:
+    """The names of the planes of an xplane.pb file (``/device:GPU:0``,
+    ``/host:CPU``, ``/host:metadata`` ...)."""
+    return [_plane_name(payload) for number, wire, _, payload in
+            _fields(Path(xplane).read_bytes()) if number == 1 and wire == 2]
+
+
+def _plane_name(plane: bytes) -> str:
+    # XPlane: field 2 is its name (xla/tsl/profiler/protobuf/xplane.proto).
+    return next((payload.decode() for number, wire, _, payload in
+                 _fields(plane) if number == 2 and wire == 2), "")
+
+
+def trim(profile_dir: str | Path, destination: str | Path,
+         keep: tuple[str, ...] = KEPT_PLANES) -> list[Path]:
+    """Copy the newest profile's xplane files keeping only the planes whose
+    names start with one of ``keep`` (by default the devices and the HLO
+    metadata, all XProf's device analyses need), into
+    ``destination/plugins/profile/trimmed/``.
+
+    Returns:
+        The trimmed files, each with the planes it dropped listed in a
+        ``.trimmed.json`` beside it (the trimming is stated, not hidden).
+    """
+    target = Path(destination) / "plugins" / "profile" / "trimmed"
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for source in xplane_files(profile_dir):
+        kept, dropped = bytearray(), []
+        for number, wire, encoded, payload in _fields(source.read_bytes()):
+            if number == 1 and wire == 2 and not \
+                    _plane_name(payload).startswith(keep):
+                dropped.append(_plane_name(payload))
+                continue
+            kept += encoded
+        out = target / source.name
+        out.write_bytes(bytes(kept))
+        (target / (source.name + ".trimmed.json")).write_text(json.dumps(
+            {"source": source.name, "bytes before": source.stat().st_size,
+             "bytes after": len(kept), "planes dropped": dropped,
+             "planes kept (prefixes)": list(keep)}, indent=1))
+        written.append(out)
+    return written
+
+
+def copy(profile_dir: str | Path, destination: str | Path) -> list[Path]:
+    """Copy the newest profile's xplane files whole (for small profiles)."""
+    target = Path(destination) / "plugins" / "profile" / "whole"
+    target.mkdir(parents=True, exist_ok=True)
+    return [Path(shutil.copy2(p, target / p.name))
+            for p in xplane_files(profile_dir)]

@@ -1,0 +1,149 @@
+"""XProf's tables as DataFrames: a real CPU profile made here, a
+GPU-shaped table and xplane written by hand, and the errors for bad
+input."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from helpers import xprof_tables as xt
+
+pytest.importorskip("xprof")
+
+
+@pytest.fixture(scope="module")
+def cpu_profile(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("profile")
+    f = jax.jit(lambda x: jnp.tanh(x @ x).sum())
+    x = jnp.ones((128, 128))
+    f(x).block_until_ready()
+    with jax.profiler.trace(str(folder)):
+        for _ in range(3):
+            f(x).block_until_ready()
+    return folder
+
+
+def test_every_tool_converts_a_cpu_profile_to_typed_frames(cpu_profile):
+    for tool in xt.TOOLS:
+        frames = xt.tables(cpu_profile, tool)
+        assert frames and len(frames[0].columns) > 1
+    stats = xt.tables(cpu_profile, "hlo_stats")[0]
+    assert {"hlo_op_name", "total_time_us", "avg_time_us"} <= \
+        set(stats.columns)
+    assert str(stats["total_time_us"].dtype) == "float64"
+
+
+def test_an_empty_device_table_is_explained_not_returned(cpu_profile):
+    # XLA:CPU's work runs on host threads: XProf's device tables are empty
+    with pytest.raises(ValueError, match="no rows for this profile.*"
+                       "helpers.trace.load"):
+        xt.table(cpu_profile, "kernel_stats")
+
+
+def test_a_gpu_shaped_table_gets_units_and_types():
+    gviz = {"cols": [
+        {"id": "kernel_name", "label": "Kernel Name", "type": "string"},
+        {"id": "registers_per_thread", "label": "Registers per thread",
+         "type": "number"},
+        {"id": "occupancy_pct", "label": "Theoretical occupancy (%)",
+         "type": "number"},
+        {"id": "total_duration_us", "label": "Total Duration (us)",
+         "type": "number"},
+        {"id": "is_kernel_using_tensor_core", "label": "TC used",
+         "type": "boolean"}],
+        "rows": [{"c": [{"v": "loop_fusion"}, {"v": 32}, {"v": 100.0},
+                        {"v": 12.5}, {"v": False}]},
+                 {"c": [{"v": "gemm"}, {"v": 168}, None, {"v": 80.0},
+                        {"v": True}]}],
+        "p": {"device_type": "GPU"}}
+    frame = xt._frame(gviz)
+    assert list(frame.columns) == [
+        "kernel_name", "registers_per_thread", "occupancy_pct",
+        "total_duration_us", "is_kernel_using_tensor_core"]
+    assert frame["registers_per_thread"].tolist() == [32.0, 168.0]
+    assert frame["occupancy_pct"].isna().tolist() == [False, True]
+    assert frame.attrs["device_type"] == "GPU"
+    assert xt._column_name({"id": "total_time", "label": "Total time (us)"}
+                           ) == "total_time_us"
+
+
+def _field(number, payload):
+    """A length-delimited protobuf field (wire type 2), lengths < 128."""
+    return bytes([number << 3 | 2, len(payload)]) + payload
+
+
+def _xspace(*names):
+    # XSpace: planes = field 1; XPlane: id = field 1 (varint), name = 2.
+    planes = [_field(1, bytes([1 << 3, i]) + _field(2, n.encode()))
+              for i, n in enumerate(names)]
+    return b"".join(planes) + _field(4, b"host-a")  # hostnames = field 4
+
+
+def test_trim_keeps_the_device_and_metadata_planes_and_says_so(tmp_path):
+    run = tmp_path / "plugins" / "profile" / "run"
+    run.mkdir(parents=True)
+    (run / "h.xplane.pb").write_bytes(_xspace(
+        "/device:GPU:0", "/host:CPU", "/host:metadata"))
+    assert xt.plane_names(run / "h.xplane.pb") == [
+        "/device:GPU:0", "/host:CPU", "/host:metadata"]
+    [trimmed] = xt.trim(tmp_path, tmp_path / "out")
+    assert xt.plane_names(trimmed) == ["/device:GPU:0", "/host:metadata"]
+    assert trimmed.read_bytes().endswith(_field(4, b"host-a"))
+    note = json.loads((trimmed.parent / "h.xplane.pb.trimmed.json")
+                      .read_text())
+    assert note["planes dropped"] == ["/host:CPU"]
+    assert note["bytes after"] < note["bytes before"]
+
+
+def test_trim_of_a_real_profile_stays_readable(cpu_profile, tmp_path):
+    [trimmed] = xt.trim(cpu_profile, tmp_path)
+    assert "/host:CPU" not in xt.plane_names(trimmed)
+    assert xt.tables(tmp_path, "hlo_stats")[0].columns[0] == "rank"
+
+
+def test_bad_input_gets_a_clear_error(tmp_path, cpu_profile):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        xt.tables(tmp_path / "nowhere", "hlo_stats")
+    with pytest.raises(FileNotFoundError, match="no \\*.xplane.pb"):
+        xt.tables(tmp_path, "hlo_stats")
+    with pytest.raises(ValueError, match="unknown XProf tool 'memory'"):
+        xt.tables(cpu_profile, "memory")
+    garbage = tmp_path / "plugins" / "x.xplane.pb"
+    garbage.parent.mkdir(parents=True)
+    garbage.write_bytes(b"not a profile at all")
+    with pytest.raises(ValueError, match="made nothing of|could not read"):
+        xt.tables(tmp_path, "hlo_stats")
+
+
+def test_a_missing_xprof_says_how_to_install_it(monkeypatch, cpu_profile):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_xprof(name, *args, **kwargs):
+        if name.startswith("xprof"):
+            raise ImportError("No module named 'xprof'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_xprof)
+    with pytest.raises(ModuleNotFoundError, match="pip install xprof"):
+        xt.tables(cpu_profile, "hlo_stats")
+
+
+def test_chapter_4_views_say_what_a_cpu_profile_lacks(cpu_profile):
+    from helpers.workbook import profiling
+
+    views = profiling.xprof_views(cpu_profile)
+    assert set(views) == set(profiling.XPROF_TOOLS)
+    assert all(isinstance(v, str) and "no rows" in v for v in views.values())
+    with pytest.raises(FileNotFoundError):
+        profiling.xprof_views(cpu_profile / "nowhere")
+
+
+def test_chapter_3_xprof_count_gives_the_reason_on_a_cpu(cpu_profile):
+    from helpers.workbook import launches_gpu
+
+    reason = launches_gpu.xprof_launches(str(cpu_profile), steps=3)
+    assert isinstance(reason, str) and "kernel_stats has no rows" in reason
