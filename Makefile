@@ -42,6 +42,7 @@ book: $(STAMP)
 
 # BOOK_DRY_RUN: the chapters also run their GPU code paths here (dry run).
 test: $(STAMP) cross
+	$(PY) -m ruff check .
 	BOOK_DRY_RUN=1 $(PY) -m pytest tests chapters --nbval-lax -p no:cacheprovider
 
 # The same suite on the newest Python and JAX the registries give (Colab's

@@ -138,12 +138,12 @@ def _launch(fn: Any, length: int, per_program: int, blocks: int,
     def chain_block(leaf: Any) -> pl.BlockSpec:
         rest = leaf.shape[1:]
         return pl.BlockSpec((per_program, *rest),
-                            lambda j, n=len(rest): (j,) + (0,) * n)
+                            lambda j, n=len(rest): (j,) + (0,) * n)  # noqa: B008
 
     def step_block(leaf: Any) -> pl.BlockSpec:
         rest = leaf.shape[2:]
         return pl.BlockSpec((length, per_program, *rest),
-                            lambda j, n=len(rest): (0, j) + (0,) * n)
+                            lambda j, n=len(rest): (0, j) + (0,) * n)  # noqa: B008
 
     def whole(leaf: Any) -> pl.BlockSpec:
         return pl.BlockSpec(leaf.shape, lambda j, n=leaf.ndim: (0,) * n)
@@ -189,7 +189,7 @@ def _launch(fn: Any, length: int, per_program: int, blocks: int,
                   + [whole(c) for c in consts]),
         out_specs=([chain_block(v) for v in init_leaves]
                    + [pl.BlockSpec((length, per_program, *shape[1:]),
-                                   lambda j, n=len(shape) - 1:
+                                   lambda j, n=len(shape) - 1:  # noqa: B008
                                    (0, j) + (0,) * n)
                       for shape in padded_y]),
         **backend)(*init_leaves, *xs_leaves, *consts)

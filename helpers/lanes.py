@@ -50,7 +50,7 @@ def interpreter_missing() -> bool:
     return not hasattr(mosaic_gpu, "InterpretGPUParams")
 
 
-# --- the kernel ---------------------------------------------------------------
+# --- the kernel --------------------------------------------------------
 
 def launch(fn: Callable[..., Any], length: int, reverse: bool, init: Any,
            xs: Any, consts: tuple[Any, ...], *, interpret: bool = False

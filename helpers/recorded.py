@@ -223,7 +223,7 @@ def live_or_recorded(name: str, measure: Callable[[], Any], *,
     return Result(name, "recorded", record["data"], record["provenance"])
 
 
-def inventory() -> "pd.DataFrame":
+def inventory() -> "pandas.DataFrame":  # noqa: F821 (imported inside)
     """Every recorded result in ``recorded/``, one row each, with its
     provenance: device, driver, jax and jaxlib versions, XLA_FLAGS, date.
     """

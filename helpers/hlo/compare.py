@@ -33,7 +33,7 @@ def canonical_lines(fn_or_text: Callable[..., Any] | str, *args: Any
     for name in computations:
         local = {inst.name: f"v{i}" for i, inst in enumerate(mod[name])}
 
-        def rename(match: re.Match) -> str:
+        def rename(match: re.Match, local: dict = local) -> str:
             return called.get(match[1]) or local.get(match[1]) or "?"
 
         for inst in mod[name]:

@@ -3,7 +3,8 @@ processes under different ``XLA_FLAGS``, and the chapter's exercise.
 
 XLA reads ``XLA_FLAGS`` once, when a process starts its backend, so each
 setting runs in its own child (`helpers.child`), where `measure` compiles
-and times a program and returns what it found. Per compilation, `jax.jit(...).lower(...).compile(compiler_options=...)` sets
+and times a program and returns what it found. Per compilation,
+`jax.jit(...).lower(...).compile(compiler_options=...)` sets
 the same options without a new process.
 """
 
@@ -193,5 +194,7 @@ FIND_THE_OPTION = Exercise(
     [_own_fusions],
     hints=["compile(compiler_options={...}) takes XLA flag names without "
            "the leading '--'.",
-           "Its name mentions ynn, the library XLA:CPU hands fusions to."])
+           "Its name mentions ynn, the library XLA:CPU hands fusions to."],
+    chapter="06_xla_flags", answer="options", level="warm-up",
+    starter=options_starter, solution=options_solution)
 

@@ -133,12 +133,12 @@ def vmap_vs_loop(width: int, batches: tuple[int, ...]) -> pd.DataFrame:
         loop_jit = jax.jit(looped)
         versions = {
             "Python loop of jitted calls": (
-                lambda: [one(params, x, y) for x, y in zip(xs, xs)],
+                lambda xs=xs: [one(params, x, y) for x, y in zip(xs, xs)],
                 b * hlo.kernel_count(one, params, xs[0], xs[0])),
             "Python loop inside jit": (
-                lambda: loop_jit(params, xs, xs),
+                lambda xs=xs, loop_jit=loop_jit: loop_jit(params, xs, xs),
                 hlo.kernel_count(loop_jit, params, xs, xs)),
-            "vmap": (lambda: batched(params, xs, xs),
+            "vmap": (lambda xs=xs: batched(params, xs, xs),
                      hlo.kernel_count(batched, params, xs, xs)),
         }
         for name, (call, kernels) in versions.items():
@@ -214,7 +214,8 @@ def remat_table(width: int, hidden: int, batch: int) -> pd.DataFrame:
     x = jax.random.normal(k3, (batch, width))
     rows = []
     for checkpoint in (False, True):
-        grad = jax.jit(jax.grad(lambda p, x: deep_loss(p, x, checkpoint)))
+        grad = jax.jit(jax.grad(
+            lambda p, x, c=checkpoint: deep_loss(p, x, c)))
         compiled = grad.lower(params, x).compile()
         memory = compiled.memory_analysis()
         timing = bench.benchmark(compiled, params, x, repeat=10)

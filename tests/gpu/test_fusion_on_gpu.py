@@ -2,7 +2,6 @@
 fusion kinds the GPU compiler chooses, and the padded formulation's pad is
 fused into its reduction."""
 
-import jax
 import jax.numpy as jnp
 import pytest
 

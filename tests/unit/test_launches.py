@@ -91,8 +91,8 @@ def test_flags_run_in_a_fresh_process():
 
 def test_a_failing_flag_run_says_which_flags():
     with pytest.raises(RuntimeError, match="--not_a_flag"):
-        launches_gpu.measure_with_flags("--not_a_flag", ["while, static bound"],
-                                    steps=16, repeat=1)
+        launches_gpu.measure_with_flags(
+            "--not_a_flag", ["while, static bound"], steps=16, repeat=1)
 
 
 @pytest.mark.skipif(not crosscompile.available(),
