@@ -43,7 +43,8 @@ book: $(STAMP)
 # BOOK_DRY_RUN: the chapters also run their GPU code paths here (dry run).
 test: $(STAMP) cross
 	$(PY) -m ruff check .
-	BOOK_DRY_RUN=1 $(PY) -m pytest tests chapters --nbval-lax -p no:cacheprovider
+	BOOK_DRY_RUN=1 $(PY) -m pytest tests chapters helpers --nbval-lax \
+	  --doctest-modules -p no:cacheprovider
 
 # The same suite on the newest Python and JAX the registries give (Colab's
 # and the GPU host's end). Debian 12 has no Python 3.12+, so

@@ -66,3 +66,18 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"{seconds:7.1f} s  {path}")
     terminalreporter.write_line(
         f"{sum(_NOTEBOOK_SECONDS.values()):7.1f} s  all notebooks")
+
+
+@pytest.fixture(autouse=True)
+def _doctest_names(request):
+    """The names every docstring example of `helpers` may use without
+    importing them: JAX, NumPy and pandas as the chapters import them."""
+    if type(request.node).__name__ != "DoctestItem":
+        return
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import pandas as pd
+
+    request.getfixturevalue("doctest_namespace").update(
+        jax=jax, jnp=jnp, lax=jax.lax, np=np, pd=pd)

@@ -4,8 +4,11 @@ Some things can only be decided when a process starts: XLA reads
 ``XLA_FLAGS`` once, JAX picks its platforms once, and an unknown flag
 aborts the whole process. The book runs such experiments in a child:
 
+>>> from helpers import child
 >>> from helpers.workbook import flags
->>> child.call(flags.measure, "reduction", env={"XLA_FLAGS": ""})
+>>> found = child.call(flags.measure, "reduction", env={"XLA_FLAGS": ""})
+>>> sorted(found)
+['compile s', 'custom calls', 'fusion kinds', 'kernels', 'median s', 'program']
 
 calls ``flags.measure("reduction")`` in a new interpreter and returns its
 result. The function is passed as an object (a rename is caught where it

@@ -17,7 +17,10 @@ complain at every start that it finds no GPU: ``make install`` puts it in
 ``.venv/cross`` (or set ``BOOK_CROSS_PLUGIN`` to another folder). Each
 compilation runs in a child process that sees it and only the CPU backend:
 
+>>> from helpers import crosscompile
+>>> from helpers.workbook import fusion
 >>> crosscompile.run(fusion.kinds_on_gpu, [25])
+[{'K': 25, 'dtype': 'float32', 'kind': 'kLoop'}]
 
 calls that function in the child, where `compile_for_gpu` and `devices`
 give it H100 devices, and returns what it returns (as JSON).

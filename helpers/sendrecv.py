@@ -143,7 +143,17 @@ def transfers(text: str) -> list[Transfer]:
     """Every send, recv and permute in StableHLO text, in program order.
 
     Example:
-        >>> [t.kind for t in transfers(lowered_for_gpu(step, x))]
+        >>> from jax.sharding import PartitionSpec as P
+        >>> from helpers import meshes
+        >>> forward = [(0, 1), (1, 2), (2, 3)]
+        >>> def step(v):  # the forward edges as a pair, the back as permute
+        ...     like = jax.ShapeDtypeStruct(v.shape, v.dtype)
+        ...     got = precv(psend(v, "i", forward), like, "i", forward)
+        ...     return got + jax.lax.ppermute(v, "i", [(3, 0)])
+        >>> ring = jax.jit(jax.shard_map(
+        ...     step, mesh=meshes.mesh((4,), ("i",)), in_specs=P("i"),
+        ...     out_specs=P("i"), check_vma=False))
+        >>> [t.kind for t in transfers(lowered_for_gpu(ring, jnp.ones(8)))]
         ['send', 'recv', 'permute']
     """
     if not isinstance(text, str):
@@ -211,8 +221,17 @@ def deadlocks(program: str | Callable[..., Any], *args: Any) -> list[str]:
             example ``args``.
 
     Example:
-        >>> deadlocks(ring_with_one_psend, x)
-        ['send at line 12: its pairs form the cycle 0 -> 1 -> 2 -> 3 -> 0']
+        >>> from jax.sharding import PartitionSpec as P
+        >>> from helpers import meshes
+        >>> ring = [(s, (s + 1) % 4) for s in range(4)]
+        >>> def step(v):  # the whole ring in one psend: a cycle
+        ...     like = jax.ShapeDtypeStruct(v.shape, v.dtype)
+        ...     return precv(psend(v, "i", ring), like, "i", ring)
+        >>> program = jax.jit(jax.shard_map(
+        ...     step, mesh=meshes.mesh((4,), ("i",)), in_specs=P("i"),
+        ...     out_specs=P("i"), check_vma=False))
+        >>> deadlocks(program, jnp.ones(8))[0]
+        'send at line 6: its pairs form the cycle 0 -> 1 -> 2 -> 3 -> 0'
     """
     text = program if isinstance(program, str) else lowered_for_gpu(
         program, *args)

@@ -52,7 +52,11 @@ def explore(table: pd.DataFrame, controls: Sequence[str],
         ipywidgets is not installed.
 
     Example:
-        >>> explore(sweep, ["K", "dtype"], ["fusion", "ms", "GB/s"])
+        >>> sweep = pd.DataFrame({"K": [25, 25, 32, 32],
+        ...                       "dtype": ["f32", "f64"] * 2,
+        ...                       "ms": [1.9, 3.1, 0.8, 1.5]})
+        >>> type(explore(sweep, ["K", "dtype"], ["ms"])).__name__
+        'VBox'
     """
     if table.empty:
         raise ValueError("explore() needs a table with at least one row.")

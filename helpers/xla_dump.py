@@ -12,7 +12,7 @@ a `Dump` reads it back:
 
 >>> dump = compile_with_dump(jax.jit(jnp.sin).lower(jnp.ones(3)),
 ...                          passes=True)
->>> dump.pass_counts("sine").iloc[-1]["count"]   # after the last pass
+>>> int(dump.pass_counts("sine").iloc[-1]["count"])  # after the last pass
 1
 """
 
@@ -131,7 +131,7 @@ def compile_with_dump(lowered: Any, folder: str | Path | None = None, *,
 
 
 def parse_debug_options(config_text: str) -> dict[str, str | list[str]]:
-    """The ``debug_options { ... }`` block of a ``*.config.pbtxt``.
+    r"""The ``debug_options { ... }`` block of a ``*.config.pbtxt``.
 
     Example:
         >>> parse_debug_options('debug_options {\n  xla_a: 1\n'

@@ -62,7 +62,13 @@ def collectives(fn: Callable[..., Any] | str, *args: Any
         *args: example arguments when ``fn`` is a function.
 
     Example:
-        >>> [(c.kind, c.groups) for c in collectives(step, x)]
+        >>> from jax.sharding import PartitionSpec as P
+        >>> from helpers import meshes
+        >>> mesh = meshes.mesh((2, 2), ("a", "b"))  # 4 devices
+        >>> step = jax.jit(jax.shard_map(
+        ...     lambda v: jax.lax.psum(v, "a"), mesh=mesh,
+        ...     in_specs=P("a", "b"), out_specs=P(None, "b")))
+        >>> [(c.kind, c.groups) for c in collectives(step, jnp.ones((4, 4)))]
         [('all-reduce', ((0, 2), (1, 3)))]
     """
     mod = module(fn, args)

@@ -120,8 +120,9 @@ def fusions(fn: Callable[..., Any] | str, *args: Any) -> list[Fusion]:
         *args: example arguments when ``fn`` is a function.
 
     Example:
-        >>> [f.kind for f in fusions(lambda x: (x * 2).sum(1), x)]
-        ['kInput']
+        >>> x = jnp.ones((4, 8))
+        >>> [f.kind for f in fusions(lambda x: (x * 2).sum(1), x)]  # CPU
+        ['kLoop']
     """
     mod = module(fn, args)
     shapes = {i.name: i.shape for body in mod.values() for i in body}
@@ -160,7 +161,7 @@ def custom_calls(fn: Callable[..., Any] | str, *args: Any
     """The library calls one run makes (cuBLAS, cuDNN, LAPACK, Pallas...).
 
     Example:
-        >>> [c.target for c in custom_calls(jnp.linalg.cholesky, m)]
+        >>> [c.target for c in custom_calls(jnp.linalg.cholesky, jnp.eye(3))]
         ['lapack_spotrf_ffi']
     """
     return [CustomCall(i.name, _custom_call_target(i), i.shape)
@@ -224,8 +225,11 @@ def kernel_count(fn: Callable[..., Any] | str, *args: Any) -> int:
             iteration with `while_loops` instead.
 
     Example:
-        >>> kernel_count(lambda x: lax.fori_loop(0, 10, step, x), x)
-        10
+        >>> def step(i, x):
+        ...     return jnp.tanh(x) * 2
+        >>> x = jnp.ones((4, 8))
+        >>> kernel_count(lambda x: lax.fori_loop(0, 10, step, x), x)  # CPU
+        22
     """
     mod = module(fn, args)
     count = _count(mod, "ENTRY")
@@ -243,7 +247,11 @@ def while_loops(fn: Callable[..., Any] | str, *args: Any) -> list[WhileLoop]:
     trip count and the kernels one iteration launches.
 
     Example:
+        >>> def step(i, x):
+        ...     return jnp.tanh(x) * 2
+        >>> x = jnp.ones((4, 8))
         >>> while_loops(lambda x: lax.fori_loop(0, 8000, step, x), x)
+        ...     # doctest: +ELLIPSIS
         [WhileLoop(name='while.0', trip_count=8000, body_kernels=2, ...)]
     """
     return _loops(module(fn, args))
