@@ -3,9 +3,12 @@
 Authors edit the MyST twin ``chapters/NN_slug.md``; the ``.ipynb`` carries
 the outputs that the book, Colab and nbval use. This script:
 
-* ``sync``: writes every chapter's ``.ipynb`` from its ``.md`` (keeping the
-  stored outputs of unchanged cells), puts the standard setup cell first
-  (with the repository URL from ``_config.yml``) and the Colab metadata on;
+* ``sync``: makes each chapter's twins agree, keeping edits made on either
+  side as ``jupytext --sync`` does: when the inputs differ, the file
+  modified last (an ``.ipynb`` saved from Jupyter or Colab, or the ``.md``)
+  supplies them; stored outputs of unchanged cells are kept; the standard
+  setup cell goes first (with the repository URL from ``_config.yml``) and
+  the Colab metadata on;
 * ``execute [NN_slug ...]``: runs chapters top to bottom and stores the
   outputs, printing how long each took;
 * ``check``: exits non-zero when a chapter is out of sync (for tests).
@@ -79,10 +82,23 @@ def chapter_paths(names: list[str] | None = None,
     return paths
 
 
+def edited_side(md_path: Path) -> Path:
+    """The twin whose inputs count: the ``.ipynb`` when it was modified
+    after the ``.md`` and its inputs differ (an edit made in Jupyter or
+    Colab), else the ``.md``."""
+    ipynb = md_path.with_suffix(".ipynb")
+    if not ipynb.exists() or \
+            ipynb.stat().st_mtime <= md_path.stat().st_mtime:
+        return md_path
+    stored = nbformat.read(ipynb, as_version=4)
+    differs = cell_inputs(jupytext.read(md_path)) != cell_inputs(stored)
+    return ipynb if differs else md_path
+
+
 def expected_notebook(md_path: Path) -> nbformat.NotebookNode:
-    """The notebook the ``.md`` source describes, set up and with metadata,
-    carrying the outputs stored in the existing ``.ipynb``."""
-    notebook = jupytext.read(md_path)
+    """The notebook the twins describe (inputs from `edited_side`), set
+    up and with metadata, carrying the outputs stored in the ``.ipynb``."""
+    notebook = jupytext.read(edited_side(md_path))
     code = [c for c in notebook.cells if c.cell_type == "code"]
     if not code:
         raise SystemExit(f"{md_path.name} has no code cells")
@@ -143,9 +159,13 @@ def check(paths: list[Path]) -> int:
 
 
 def cell_inputs(notebook: nbformat.NotebookNode) -> list[tuple]:
-    """What must agree between the twins: cell types, sources and tags."""
+    """What must agree between the twins: cell types, sources and tags
+    (the setup cell, which sync writes, left out)."""
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    setup = code[0] if code else None
     return [(c.cell_type, c.source.strip(),
-             tuple(c.metadata.get("tags", []))) for c in notebook.cells]
+             tuple(c.metadata.get("tags", []))) for c in notebook.cells
+            if c is not setup]
 
 
 def main() -> None:
