@@ -37,7 +37,7 @@ def which_bound_solution(flops: float, n_bytes: float, flop_rate: float,
 
 
 def _bound_cases() -> list[tuple[float, float, float, float]]:
-    """(flops, bytes, flop/s, bytes/s): four named cases on round made-up
+    """(flops, bytes, flop/s, bytes/s): five named cases on round made-up
     ceilings, then 40 random ones spread over twelve decades, so that no
     fixed threshold on flops per byte gets them all right."""
     named = [
@@ -191,10 +191,10 @@ def _totals(fn: Callable[[pd.DataFrame], dict[str, float]]) -> Outcome:
     except Exception as err:
         return learner_error(name, err, "Group the rows by 'scope'.")
     want = scope_totals_solution(events)
-    got = as_mapping(got, keys=list(want))
-    wrong = {scope: round(as_number(got[scope], f"µs for {scope!r}"), 2)
-             for scope in want
-             if not np.isclose(as_number(got[scope]), want[scope])}
+    got = {scope: as_number(value, f"the µs of {scope!r}, a number")
+           for scope, value in as_mapping(got, keys=list(want)).items()}
+    wrong = {scope: round(got[scope], 2) for scope in want
+             if not np.isclose(got[scope], want[scope])}
     if wrong:
         return Outcome(name, "fail", f"wrong totals {wrong}", "Sum the "
                        "durations, do not average them.")
