@@ -6,18 +6,19 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test test-newest test-gpu goals notebooks record sync install \
+.PHONY: book test test-quick test-newest test-gpu goals notebooks record sync install \
 	cross clean help
 
 help:
 	@echo "make book       build the HTML book into _build/html"
 	@echo "make test       run the whole test suite (CPU only)"
+	@echo "make test-quick the unit tests not marked slow: a quick check"
 	@echo "make test-newest  the suite again on Python 3.13 and the newest JAX"
 	@echo "make notebooks  re-execute every chapter here and store outputs"
 	@echo "make record     on a GPU: execute chapters, save reference results"
 	@echo "make test-gpu   on a GPU: strict notebook checks and GPU tests"
 	@echo "make goals      each chapter's goal, from its executed notebook"
-	@echo "make sync       rewrite each chapter's .ipynb from its .md twin"
+	@echo "make sync       bring each chapter's twins together (last edit wins)"
 
 # A virtual environment with the helpers package and the book's tools.
 $(STAMP): pyproject.toml
@@ -45,6 +46,13 @@ test: $(STAMP) cross
 	$(PY) -m ruff check .
 	BOOK_DRY_RUN=1 $(PY) -m pytest tests chapters helpers --nbval-lax \
 	  --doctest-modules -p no:cacheprovider
+
+# For authors, between edits: lint and the unit tests not marked slow
+# (child processes, compilations for the H100, statistics over many
+# trials, the book build), in under two minutes. make test runs them all.
+test-quick: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest tests/unit -m "not slow" -q -p no:cacheprovider
 
 # The same suite on the newest Python and JAX the registries give (Colab's
 # and the GPU host's end). Debian 12 has no Python 3.12+, so

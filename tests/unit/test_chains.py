@@ -19,6 +19,7 @@ def with_output(carry, x):
     return carry, {"twice": 2 * carry, "sum": carry.sum()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chains, per_program", [(200, 64), (5, 8),
                                                  (64, 64)])
 def test_equals_vmap_of_scan(chains, per_program):
@@ -31,6 +32,7 @@ def test_equals_vmap_of_scan(chains, per_program):
         g, w, rtol=1e-5, atol=1e-6), got, want)
 
 
+@pytest.mark.slow
 def test_the_chapter_model_matches_its_scan():
     keys = jax.random.split(jax.random.key(3), 70)
     weights = launches.init_weights(jax.random.key(0))
@@ -46,6 +48,7 @@ def test_one_triton_module_with_one_loop():
     assert [m.count("scf.for") for m in modules] == [1]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_compiled_for_an_h100_it_is_one_kernel_of_one_warp():
@@ -64,6 +67,7 @@ def test_bad_input_is_refused_with_the_reason():
         fused_chains(STEP, init, xs[:4])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_on_mosaic_gpu_the_chains_are_one_kernel_too():

@@ -6,8 +6,10 @@ import pytest
 from helpers import crosscompile
 from helpers.workbook import collectives
 
-pytestmark = pytest.mark.skipif(not crosscompile.available(),
-                                reason=str(crosscompile.why_unavailable()))
+# The module fixture compiles for eight H100s in a child: seconds.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not crosscompile.available(),
+                                 reason=str(crosscompile.why_unavailable()))]
 
 
 @pytest.fixture(scope="module")

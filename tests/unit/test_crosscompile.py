@@ -68,6 +68,7 @@ def test_a_failing_child_reports_its_error(capsys):
                               "JSONDecodeError")
 
 
+@pytest.mark.slow
 @needs_plugin
 def test_kernels_and_buffers_come_from_xla_gpu():
     facts = crosscompile.run(crosscompile.self_check)
@@ -77,6 +78,7 @@ def test_kernels_and_buffers_come_from_xla_gpu():
     assert facts["output_bytes"] == 4 * 1024 * 1024
 
 
+@pytest.mark.slow
 @needs_plugin
 def test_any_function_compiles_for_the_h100_through_export():
     import jax

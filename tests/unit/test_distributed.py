@@ -21,6 +21,7 @@ jax.distributed.shutdown()
 """
 
 
+@pytest.mark.slow
 def test_two_processes_agree_on_a_sharded_sum():
     outputs = distributed.run_local(JOB, processes=2, devices_per_process=2,
                                     timeout_s=120)
@@ -34,6 +35,7 @@ def test_a_failing_process_is_reported_with_its_output():
         distributed.run_local("1 / 0", timeout_s=60)
 
 
+@pytest.mark.slow
 def test_a_hung_job_is_killed_after_the_limit():
     with pytest.raises(RuntimeError, match="timed out"):
         distributed.run_local("import time; time.sleep(60)", timeout_s=2)

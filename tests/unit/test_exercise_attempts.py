@@ -901,6 +901,7 @@ def _cases(kind):
             for i in range(len(tries[kind]) + (kind == "wrong"))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer,index", _cases("wrong"))
 def test_wrong_attempts_fail_with_the_intended_hint(answer, index):
     exercise, tries = EXERCISES[answer], ATTEMPTS[answer]
@@ -913,6 +914,7 @@ def test_wrong_attempts_fail_with_the_intended_hint(answer, index):
     assert any(hint in h for h in report.failed_hints()), report.text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer,index", _cases("right"))
 def test_correct_answers_written_differently_pass(answer, index):
     report = EXERCISES[answer].check(ATTEMPTS[answer]["right"][index])
@@ -928,6 +930,7 @@ def _solved(answer):
     return report, time.perf_counter() - start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer", sorted(ATTEMPTS))
 def test_the_solution_passes_and_checks_quickly(answer):
     report, seconds = _solved(answer)
@@ -937,6 +940,7 @@ def test_the_solution_passes_and_checks_quickly(answer):
     assert answer in SLOW or seconds < 5, f"{seconds:.1f} s"
 
 
+@pytest.mark.slow
 def test_a_graded_part_is_said_and_passes_only_on_a_gpu():
     # what a CPU cannot grade: the GPU time targets, and psend
     from helpers import env
@@ -953,6 +957,7 @@ def test_a_graded_part_is_said_and_passes_only_on_a_gpu():
                        for o in skipped)
 
 
+@pytest.mark.slow
 def test_the_flags_offered_in_exercise_6_3_are_real_here():
     from helpers import xla_flags
     assert xla_flags.unknown(drills._REAL_FLAGS) == []

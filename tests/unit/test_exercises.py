@@ -130,6 +130,7 @@ def _slow_double(x):
     return 2 * x
 
 
+@pytest.mark.slow
 def test_faster_than_judges_interleaved_runs(monkeypatch):
     x = jnp.ones((256, 256)) * 0.01
     assert ex.faster_than(_slow_double, (x,))(
@@ -145,6 +146,7 @@ def test_faster_than_judges_interleaved_runs(monkeypatch):
     assert broken.status == "fail" and "raised" in broken.detail
 
 
+@pytest.mark.slow
 def test_hlo_fact_can_read_the_module_compiled_for_an_h100(monkeypatch):
     row = (jax.ShapeDtypeStruct((64, 32), jnp.float32),)
     fact = ex.hlo_fact("a fast reduction", lambda t: "kind=kInput" in t,

@@ -9,6 +9,7 @@ from helpers import crosscompile
 from helpers.workbook import fixes
 
 
+@pytest.mark.slow
 def test_every_version_computes_a_times_b():
     rng = np.random.default_rng(0)
     for k in (5, 25, 32):
@@ -20,6 +21,7 @@ def test_every_version_computes_a_times_b():
                                        rtol=2e-5, atol=2e-5, err_msg=name)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_what_xla_gpu_makes_of_each_fix():
@@ -38,6 +40,7 @@ def test_what_xla_gpu_makes_of_each_fix():
     assert rows["pad K"]["reductions"] == "kInput"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_xla_gpu_keeps_large_matrix_vector_products_as_products():

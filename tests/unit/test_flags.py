@@ -9,6 +9,7 @@ from helpers.workbook import flags, launches_gpu
 OWN_FUSIONS = "--xla_cpu_experimental_ynn_fusion_type="
 
 
+@pytest.mark.slow
 def test_a_flag_in_a_child_changes_the_compiled_module():
     default = flags.in_child("reduction", "", {"JAX_PLATFORMS": "cpu"})
     own = flags.in_child("reduction", OWN_FUSIONS, {"JAX_PLATFORMS": "cpu"})
@@ -18,6 +19,7 @@ def test_a_flag_in_a_child_changes_the_compiled_module():
     assert own["median s"] > 0 and own["compile s"] > 0
 
 
+@pytest.mark.slow
 def test_an_unknown_flag_kills_only_the_child():
     made_up = "--xla_" + "no_such_flag=1"
     with pytest.raises(child.ChildFailed) as err:
@@ -25,6 +27,7 @@ def test_an_unknown_flag_kills_only_the_child():
     assert err.value.returncode != 0 and "Unknown flag" in err.value.output
 
 
+@pytest.mark.slow
 def test_automatic_pgle_compiles_the_program_a_second_time():
     # JAX profiles the first JAX_PGLE_PROFILING_RUNS calls, then compiles
     # again; the evidence chapter 6 shows, measurable on a CPU
@@ -37,6 +40,7 @@ def test_automatic_pgle_compiles_the_program_a_second_time():
         flags.measure_jit("small_kernels", calls=2)
 
 
+@pytest.mark.slow
 def test_the_gpu_measurement_runs_here_as_a_dry_run():
     # every child of the GPU recording, on this CPU at its small sizes: XLA
     # parses the GPU flags here too, so no code path is new on the GPU
@@ -55,12 +59,14 @@ def test_unknown_programs_are_named():
         flags.in_child("no such program")
 
 
+@pytest.mark.slow
 def test_every_program_measures_here():
     for name in flags.PROGRAMS:
         result = flags.measure(name, repeat=3)
         assert result["program"] == name and result["kernels"] >= 1
 
 
+@pytest.mark.slow
 def test_printed_defaults_include_some_flags():
     printed = xla_flags.printed_defaults()
     assert printed.get("--xla_backend_optimization_level") == "3"
@@ -80,6 +86,7 @@ needs_plugin = pytest.mark.skipif(not crosscompile.available(),
                                   reason=str(crosscompile.why_unavailable()))
 
 
+@pytest.mark.slow
 @needs_plugin
 def test_effective_defaults_are_read_from_xla_itself():
     # the facts the expert review corrected, read from this jaxlib's dump;
@@ -123,6 +130,7 @@ def test_command_buffer_settings_add_only_while():
         launches_gpu.measure_command_buffers("(no CUDA plugin here)", [])
 
 
+@pytest.mark.slow
 def test_autotune_levels_are_described_as_xla_describes_them():
     # levels add care (buffer checks), not search effort: XLA's own help
     help_text = xla_flags.printed_descriptions().get(

@@ -70,6 +70,7 @@ def _loss(scan, init, xs, w):
     return jnp.sum(carry**2) + ys.sum()
 
 
+@pytest.mark.slow
 def test_gradients_match_lax_scan_including_closed_over_weights():
     grad = jax.grad(_loss, argnums=(1, 2, 3))
     assert_trees_close(grad(fused_scan, INIT, XS, W),
@@ -131,12 +132,14 @@ def thread_step(momentum, noise):
     return force + noise, hidden.max()
 
 
+@pytest.mark.slow
 def test_padded_kernel_matches_lax_scan():
     assert_trees_close(fused_scan(thread_step, jnp.zeros(1), NOISE,
                                   pad=True),
                        jax.lax.scan(thread_step, jnp.zeros(1), NOISE))
 
 
+@pytest.mark.slow
 def test_padded_gradients_match_lax_scan():
     def loss(scan, w):
         def step(m, noise):
@@ -151,6 +154,7 @@ def test_padded_gradients_match_lax_scan():
                        jax.grad(loss, 1)(jax.lax.scan, W_IN), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_padded_kernel_under_vmap():
     inits, noises = jnp.zeros((3, 1)), jnp.stack([NOISE, -NOISE, NOISE**2])
     got = jax.vmap(lambda i, n: fused_scan(thread_step, i, n, pad=True))(

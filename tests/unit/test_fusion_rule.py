@@ -55,6 +55,7 @@ RULE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_rule_agrees_with_xla_gpu_compiling_for_an_h100():

@@ -8,6 +8,9 @@ import pytest
 
 from scripts import gpu_visit
 
+# The module fixture executes chapters in child kernels: seconds.
+pytestmark = pytest.mark.slow
+
 PROBE = '''---
 jupytext:
   text_representation:

@@ -245,6 +245,7 @@ for c in hlo.collectives(f, x):
 """
 
 
+@pytest.mark.slow
 def test_collectives_of_a_real_shard_map_on_four_cpu_devices():
     import subprocess
     import sys

@@ -57,6 +57,7 @@ def test_fused_scan_on_mosaic_matches_scan_and_its_gradient():
           jax.grad(lambda w: loss(jax.lax.scan, w))(W))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_compiled_for_an_h100_fused_scan_picks_mosaic_gpu():

@@ -21,6 +21,7 @@ def run(name, steps=STEPS):
                               launches.steps_argument(variant, steps)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("group", launches.SAME_NOISE)
 def test_variants_with_the_same_noise_agree(group):
     first = run(group[0])
@@ -29,6 +30,7 @@ def test_variants_with_the_same_noise_agree(group):
                                    err_msg=name)
 
 
+@pytest.mark.slow
 def test_float64_weights_give_a_float64_state():
     with jax.enable_x64(True):
         weights = launches.init_weights(KEY, dtype=jnp.float64)
@@ -63,12 +65,14 @@ def test_measure_returns_a_row_per_variant_and_dtype():
     assert all(r["us_per_step"] > 0 for r in rows)
 
 
+@pytest.mark.slow
 def test_grid_covers_every_setting():
     rows = launches.measure_grid([16, 32], [1, 4], [12], repeat=1)
     assert {(r["steps"], r["unroll"]) for r in rows} == {
         (16, 1), (16, 4), (32, 1), (32, 4)}
 
 
+@pytest.mark.slow
 def test_goals_are_measured_in_one_run():
     goals = launches_gpu.measure_goals(steps=16, chains=3, repeat=1)
     assert set(goals["one_chain_s"]) == {
@@ -83,18 +87,21 @@ def test_goals_are_measured_in_one_run():
     assert all(t > 0 for t in times.values())
 
 
+@pytest.mark.slow
 def test_flags_run_in_a_fresh_process():
     rows = launches_gpu.measure_with_flags("", ["while, static bound"],
                                        steps=16, repeat=1)
     assert {r["variant"] for r in rows} == {"while, static bound"}
 
 
+@pytest.mark.slow
 def test_a_failing_flag_run_says_which_flags():
     with pytest.raises(RuntimeError, match="--not_a_flag"):
         launches_gpu.measure_with_flags(
             "--not_a_flag", ["while, static bound"], steps=16, repeat=1)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_kernels_per_step_as_xla_gpu_compiles_them_for_an_h100():

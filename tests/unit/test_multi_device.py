@@ -33,6 +33,7 @@ def test_bad_requests_are_named(call, error, message):
         call()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [4, 8])
 def test_each_collective_compiles_to_its_op_and_matches_numpy(n):
     table = collectives.collective_table(meshes.mesh((n,), ("d",)), "d")
@@ -51,6 +52,7 @@ def test_groups_follow_the_mesh_axis(grid):
                                                    (3, 7))
 
 
+@pytest.mark.slow
 def test_each_plan_compiles_to_its_collectives_and_right_gradients(grid):
     params = collectives.init_mlp(2, 32, 64, jax.random.key(0))
     x = jax.random.normal(jax.random.key(1), (16, 32))
@@ -62,6 +64,7 @@ def test_each_plan_compiles_to_its_collectives_and_right_gradients(grid):
     assert table.loc["tensor parallel (Megatron)", "all-reduce"] >= 1
 
 
+@pytest.mark.slow
 def test_the_cpu_combiner_merges_every_gradient_all_reduce(grid):
     # 2 weights per block: 12 gradients, one all-reduce on the CPU backend,
     # which does not read the GPU's combine threshold.
@@ -79,6 +82,7 @@ def test_psum_sweep_has_the_columns_the_fit_reads():
     assert len(table) == 4 and (table["seconds"] > 0).all()
 
 
+@pytest.mark.slow
 def test_circular_pipeline_matches_one_device():
     mesh = meshes.mesh((4,), ("stage",))
     w, x = pipeline.init(jax.random.key(0), 4, 5, 4, 8)
@@ -91,6 +95,7 @@ def test_circular_pipeline_matches_one_device():
     assert pairs == [((0, 1), (1, 2), (2, 3)), ((3, 0),)]
 
 
+@pytest.mark.slow
 def test_pipeline_refuses_too_few_microbatches_and_wrong_axes():
     mesh = meshes.mesh((4,), ("stage",))
     w, x = pipeline.init(jax.random.key(0), 4, 3, 4, 8)

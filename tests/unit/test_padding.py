@@ -62,12 +62,14 @@ def test_pad_array_keeps_leading_axes_and_round_trips():
         lambda w: (jnp.arcsin(w) + jnp.arccos(w) + jnp.arctanh(w)).sum()
     )(jnp.tanh(w1) / 2)),
 ])
+@pytest.mark.slow
 def test_logical_results_match(name, fn):
     got, want = run_padded(fn, X, W1, W2)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
                                err_msg=name)
 
 
+@pytest.mark.slow
 def test_pytrees_and_closed_over_arrays():
     def fn(tree):
         return {"y": jnp.tanh(tree["a"] @ W2).sum(), "z": tree["a"] * 2}

@@ -13,6 +13,7 @@ from helpers.workbook import deciding, profiling
 SMALL = dict(batch=2, seq=16, n_embd=32, n_head=4)
 
 
+@pytest.mark.slow
 def test_einsum_and_matmul_blocks_agree_and_are_causal():
     params, x = profiling.init(jax.random.key(0), **SMALL)
     fns = profiling.versions(SMALL["n_head"])
@@ -24,6 +25,7 @@ def test_einsum_and_matmul_blocks_agree_and_are_causal():
                                y[:, :10], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_profile_calls_labels_each_kernel_with_its_call_and_scope(tmp_path):
     params, x = profiling.init(jax.random.key(0), **SMALL)
     kernels = profiling.profile_calls(profiling.versions(SMALL["n_head"]),
@@ -38,6 +40,7 @@ def test_profile_calls_labels_each_kernel_with_its_call_and_scope(tmp_path):
     assert set(table["verdict"]) <= set(stats.VERDICTS)
 
 
+@pytest.mark.slow
 def test_aa_trials_on_real_timings_keep_false_positives_at_alpha():
     """The same function against itself, runs shuffled, 200 times: a
     'difference' may be found in about 5% of trials, not more."""
@@ -49,6 +52,7 @@ def test_aa_trials_on_real_timings_keep_false_positives_at_alpha():
     assert test.pvalue > 0.01, false_positives / len(trials)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spread", [0.02, 0.05, 0.10])
 def test_required_samples_finds_a_3_percent_difference_90_percent(spread):
     n = stats.required_samples(0.03, spread)
@@ -69,6 +73,7 @@ def test_familywise_error_of_nine_tests():
         profiling.familywise(p_values[:3])
 
 
+@pytest.mark.slow
 def test_verdict_stability_grows_with_the_sample_size():
     rng = np.random.default_rng(0)
     a, b = rng.normal(1.0, 0.03, 400), rng.normal(1.03, 0.03, 400)
@@ -81,11 +86,13 @@ def test_verdict_stability_grows_with_the_sample_size():
         profiling.verdict_stability(a, b, [500])
 
 
+@pytest.mark.slow
 def test_exercise_4_1_grades_starter_and_solution():
     assert not deciding.which_is_faster.check(deciding.starter).passed
     assert deciding.which_is_faster.check(deciding.solution).passed
 
 
+@pytest.mark.slow
 def test_blocked_measurement_fails_exercise_4_1_even_with_many_runs():
     def blocked(run):
         for _ in range(5):
@@ -110,6 +117,7 @@ def _too_few_runs(run):
     return stats.compare(a, b)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design, correct", [
     (deciding.solution, True), (deciding.starter, False),
     (_too_few_runs, False)])
@@ -147,6 +155,7 @@ def test_simulated_machine_errors():
             machine("a")
 
 
+@pytest.mark.slow
 def test_measure_on_gpu_runs_here_and_is_json_ready(monkeypatch):
     import json
 
@@ -198,6 +207,7 @@ def test_each_version_s_kernels_get_scopes_from_its_own_program():
         ["a", "attn_q_k", 2.0], ["b", "attn_att_v", 3.0]]
 
 
+@pytest.mark.slow
 def test_power_and_coverage_on_resampled_timings():
     rng = np.random.default_rng(3)
     pool = rng.normal(1.0, 0.05 / 1.349, 3000)  # bell-shaped, spread 5%

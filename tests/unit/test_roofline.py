@@ -81,6 +81,7 @@ def test_ceilings_repr():
                           "100 TFLOP/s)")
 
 
+@pytest.mark.slow
 def test_float32_is_measured_at_both_precisions():
     # on a GPU with tensor cores the default is TF32: a separate ceiling
     ceilings = roofline.measure_ceilings(("float32",), n=64)

@@ -23,6 +23,7 @@ def test_donation_aliases_and_frees_the_old_parameters():
     assert not out["kept"]["old params deleted"]
 
 
+@pytest.mark.slow
 def test_vmap_keeps_the_kernel_count_while_loops_grow_it():
     table = transforms.vmap_vs_loop(16, (2, 8))
     kernels = table.pivot(index="batch", columns="version",
@@ -34,6 +35,7 @@ def test_vmap_keeps_the_kernel_count_while_loops_grow_it():
         kernels.loc[2, "Python loop inside jit"]
 
 
+@pytest.mark.slow
 def test_unrolled_compile_time_grows_with_length_and_results_agree():
     w = jax.random.normal(jax.random.key(0), (8, 8)) / 3
     xs = jax.random.normal(jax.random.key(1), (5, 8))
@@ -46,6 +48,7 @@ def test_unrolled_compile_time_grows_with_length_and_results_agree():
         table.loc[(4, "unrolled"), "compile ms"]
 
 
+@pytest.mark.slow
 def test_remat_survives_unless_a_pass_after_the_barriers_merges_it():
     # Which happens depends on the jaxlib (0.10.2 merges, 0.12 keeps);
     # the mechanism the chapter states holds on every version.
@@ -80,6 +83,7 @@ def test_the_remat_story_names_the_pass_and_the_counts():
     assert "pass 27 (`cse_barrier_expander`" in story
 
 
+@pytest.mark.slow
 def test_the_verbatim_pmap_body_overshoots_by_the_device_count():
     grid = meshes.mesh((2, 4), ("dp", "mp"))
     table = steps.parallel_versions(grid, width=16, batch=16)
@@ -88,6 +92,7 @@ def test_the_verbatim_pmap_body_overshoots_by_the_device_count():
     assert table.iloc[1:]["matches one device"].all()
 
 
+@pytest.mark.slow
 def test_has_aux_forward_counts():
     table = steps.forward_counts(16, 8)
     dots = table["dots"].tolist()
@@ -113,6 +118,7 @@ def measured():
                            "forward": (16, 8), "matmuls": (32,)})
 
 
+@pytest.mark.slow
 def test_findings_decide_each_claim_from_the_numbers(measured):
     found = claims.findings(measured)
     assert len(found) == 7
@@ -131,6 +137,7 @@ def test_findings_decide_each_claim_from_the_numbers(measured):
         "bf16 matmuls: fast, and accurate enough"][1] == "holds"
 
 
+@pytest.mark.slow
 def test_claims_table_says_when_the_gpu_has_no_recording(measured):
     table = claims.claims_table(measured, None, "here")
     assert (table["reference GPU"] == "(no recording yet)").all()
@@ -138,6 +145,7 @@ def test_claims_table_says_when_the_gpu_has_no_recording(measured):
                                           "does not hold"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_xla_gpu_keeps_the_recomputation_that_xla_cpu_drops():

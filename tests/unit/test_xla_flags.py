@@ -10,6 +10,7 @@ def test_flag_names_are_found_once_each():
                                           "--xla_dump_to"]
 
 
+@pytest.mark.slow
 def test_unknown_flags_are_reported_without_killing_the_caller():
     found = xla_flags.unknown(["--xla_dump_to=/tmp/book-dump",
                                "--xla_gpu_triton_gemm_any",

@@ -25,6 +25,7 @@ def cpu_profile(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_every_tool_converts_a_cpu_profile_to_typed_frames(cpu_profile):
     for tool in xt.TOOLS:
         frames = xt.tables(cpu_profile, tool)
@@ -97,6 +98,7 @@ def test_trim_keeps_the_device_and_metadata_planes_and_says_so(tmp_path):
     assert note["bytes after"] < note["bytes before"]
 
 
+@pytest.mark.slow
 def test_trim_of_a_real_profile_stays_readable(cpu_profile, tmp_path):
     [trimmed] = xt.trim(cpu_profile, tmp_path)
     assert "/host:CPU" not in xt.plane_names(trimmed)
