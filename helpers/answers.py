@@ -73,8 +73,8 @@ def as_number(value: Any, what: str = "a number") -> float:
 
 def as_mapping(value: Any, keys: Sequence[str] | None = None
                ) -> dict[Any, Any]:
-    """``value`` as a dict: a dict, a pandas Series (index to value) or a
-    one-column DataFrame.
+    """``value`` as a dict: a dict, a pandas Series (index to value), a
+    one-column DataFrame, or a two-column one (first column to second).
 
     Args:
         value: the learner's answer.
@@ -85,6 +85,9 @@ def as_mapping(value: Any, keys: Sequence[str] | None = None
     """
     if hasattr(value, "columns") and len(value.columns) == 1:
         value = value.iloc[:, 0]
+    elif hasattr(value, "columns") and len(value.columns) == 2:
+        # groupby(..., as_index=False) or reset_index(): key, value
+        value = dict(zip(value.iloc[:, 0], value.iloc[:, 1]))
     if hasattr(value, "to_dict") and not isinstance(value, Mapping):
         value = value.to_dict()
     if not isinstance(value, Mapping):

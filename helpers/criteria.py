@@ -20,6 +20,7 @@ can name it even when grading it fails unexpectedly.
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
@@ -89,11 +90,11 @@ def matches_reference(reference: Callable[..., Any],
     def criterion(fn: Callable[..., Any]) -> Outcome:
         worst = 0.0
         for i, args in enumerate(get_cases()):
-            try:
-                value = fn(*args)
+            want = reference(*args)
+            try:  # a copy: an answer that sorts its input in place must
+                value = fn(*copy.deepcopy(args))  # not change the cases
             except Exception as err:  # the learner's code may fail anyhow
                 return learner_error(name, err, hint)
-            want = reference(*args)
             try:
                 if isinstance(want, Mapping):
                     value = as_mapping(value, keys=list(want))

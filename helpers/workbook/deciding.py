@@ -200,6 +200,7 @@ _HOLM_CASES = [
     ([0.001, 0.02, 0.018, 0.04],),  # stops at 0.018, so 0.04 fails too
     ([1e-6] * 9,),                                          # all pass
     ([0.04],),                                              # one test
+    ([0.3, 0.011, 0.2, 0.001, 0.02],),  # the smallest not in front
 ]
 
 

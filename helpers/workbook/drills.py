@@ -138,22 +138,31 @@ def _trip_count(make_loop: Callable[[], Callable[..., jax.Array]]
             "when compiling. Mark it static (static_argnums=2).")
     key_w, key = jax.random.split(jax.random.key(33))
     weights = launches.init_weights(key_w)
-    try:
-        loop = make_loop()
-        text = loop.lower(weights, key, STEPS_33).compile().as_text()
-        got = loop(weights, key, STEPS_33)
-    except Exception as err:
-        return learner_error(name, err, "make_loop() must return a jitted "
-                             "function of (weights, key, steps).")
-    want = launches.while_traced(weights, key, STEPS_33)
-    if not np.allclose(got, want, rtol=1e-5):
-        return Outcome(name, "fail", "the result differs from the thread's "
-                       "loop", "Keep the loop body; change only how steps "
-                       "reaches it.")
-    counts = [w.trip_count for w in hlo.while_loops(text)]
-    if not counts or None in counts:
-        return Outcome(name, "fail", f"trip counts {counts}", hint)
-    return Outcome(name, "pass", f"trip counts {counts}")
+    found = []
+    # Two step counts: a loop that ignores ``steps`` cannot pass both.
+    for steps in (STEPS_33, STEPS_33 * 3 // 4):
+        try:
+            loop = make_loop()
+            text = loop.lower(weights, key, steps).compile().as_text()
+            got = loop(weights, key, steps)
+        except Exception as err:
+            return learner_error(name, err, "make_loop() must return a "
+                                 "jitted function of (weights, key, "
+                                 "steps).")
+        want = launches.while_traced(weights, key, steps)
+        if not np.allclose(got, want, rtol=1e-5):
+            return Outcome(name, "fail", f"with steps={steps} the result "
+                           "differs from the thread's loop", "Keep the "
+                           "loop body; change only how steps reaches it.")
+        counts = [w.trip_count for w in hlo.while_loops(text)]
+        if not counts or None in counts:
+            return Outcome(name, "fail", f"trip counts {counts}", hint)
+        if steps not in counts:
+            return Outcome(name, "fail", f"steps={steps}, but the loops "
+                           f"run {counts} times", "Keep the loop body; "
+                           "change only how steps reaches it.")
+        found.append(counts)
+    return Outcome(name, "pass", f"trip counts {found}")
 
 
 STATIC_TRIP_COUNT = Exercise(

@@ -11,6 +11,7 @@ Exercise 1.2 asks for the roofline floor of a batched matrix product.
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from typing import Any, Callable
@@ -19,13 +20,17 @@ from helpers.answers import WrongAnswer, as_number
 from helpers.exercises import (Exercise, Outcome, learner_error,
                                matches_reference)
 
-DEVICE_S = 0.020   # simulated device time of one call
+DEVICE_S = 0.020   # simulated device time of one call (the chapter's)
 COMPILE_S = 0.300  # simulated compile time of the first call
+# Each check draws the device time anew from this range, so a timer must
+# measure it: a number written into the answer cannot pass.
+DEVICE_RANGE_S = (0.010, 0.040)
 
 
 class _Pending:
-    """The result of a simulated call: ready ``DEVICE_S`` after dispatch,
-    one call after another, like kernels queued on one GPU stream."""
+    """The result of a simulated call: ready the device's time after
+    dispatch, one call after another, like kernels queued on one GPU
+    stream."""
 
     def __init__(self, ready_at: float) -> None:
         self._ready_at = ready_at
@@ -39,7 +44,8 @@ class SimulatedDevice:
     """A function that behaves like a jitted function on a GPU: the first
     call compiles (blocking), later calls only enqueue work."""
 
-    def __init__(self) -> None:
+    def __init__(self, device_s: float = DEVICE_S) -> None:
+        self.device_s = device_s
         self.calls = 0
         self._busy_until = 0.0
 
@@ -48,7 +54,7 @@ class SimulatedDevice:
         if self.calls == 1:
             time.sleep(COMPILE_S)
         start = max(time.perf_counter(), self._busy_until)
-        self._busy_until = start + DEVICE_S
+        self._busy_until = start + self.device_s
         return _Pending(self._busy_until)
 
 
@@ -77,10 +83,15 @@ def _timer_criterion(timer: Callable[..., float]) -> Outcome:
     name = "measures the device time of one call"
     hint = ("Call .block_until_ready() on the result before stopping the "
             "clock, and leave the first call out.")
+    device = SimulatedDevice(random.uniform(*DEVICE_RANGE_S))
     try:
-        answer = timer(SimulatedDevice(), None)
+        answer = timer(device, None)
     except Exception as err:  # the learner's code may fail anyhow
         return learner_error(name, err, hint)
+    if device.calls < 2:
+        return Outcome(name, "fail", f"your timer called f {device.calls} "
+                       "times; it must call it to time it (once to "
+                       "compile, then the calls it times)", hint)
     # Finite and positive first: NaN would slip through the range tests.
     try:
         measured = as_number(answer, "seconds per call, a number")
@@ -89,12 +100,18 @@ def _timer_criterion(timer: Callable[..., float]) -> Outcome:
     if measured <= 0:
         return Outcome(name, "fail", f"reported {measured} s per call; a "
                        "call takes a positive time", hint)
+    device_s = device.device_s
     detail = (f"reported {measured * 1e3:.2f} ms per call; the simulated "
-              f"device takes {DEVICE_S * 1e3:.0f} ms")
-    if measured < 0.5 * DEVICE_S:
+              f"device took {device_s * 1e3:.1f} ms this time")
+    for factor, unit in ((1e3, "milliseconds"), (1e6, "microseconds")):
+        if 0.8 * factor * device_s <= measured <= 1.25 * factor * device_s:
+            return Outcome(name, "fail", detail + f": that reads as {unit}",
+                           "Report seconds, as time.perf_counter() "
+                           "gives them.")
+    if measured < 0.5 * device_s:
         return Outcome(name, "fail", detail + ": that is the dispatch, "
                        "not the work", hint)
-    if measured > 1.25 * DEVICE_S:
+    if measured > 1.25 * device_s:
         return Outcome(name, "fail", detail + ": more than one call; the "
                        "compile leaked in, or several calls were added up",
                        "Leave the first (compiling) call out of the "
@@ -134,11 +151,12 @@ _FLOOR_CASES = [
     (1_000_000, 3, 25, 1, 8, *_FAST),      # float64
     (1, 8192, 8192, 8192, 2, *_FAST),      # a large bf16 matmul
     (64, 128, 64, 128, 4, 1.0e11, 1.0e12),  # a slow machine
+    (4096, 16, 16, 16, 4, *_FAST),         # memory-bound with n > 1
 ]
 
 matmul_floor = Exercise(
     "Exercise 1.2: the floor of a batched matmul",
-    [matches_reference(floor_solution, _FLOOR_CASES, rtol=1e-6,
+    [matches_reference(floor_solution, _FLOOR_CASES, rtol=1e-6, atol=0.0,
                        hint="Count every byte: both inputs read once, the "
                             "output written once.")],
     hints=["Bytes: itemsize * b * (m*k + k*n + m*n).",

@@ -975,3 +975,49 @@ def test_an_answer_in_the_wrong_form_is_named():
     totals = EXERCISES["scope_totals"].check(lambda kernels: 42.0)
     assert "expected a dict (or a pandas Series)" in \
         totals.outcomes[0].detail
+
+
+# Found by a review after the table above was written: each must fail.
+def _holm_in_sorted_order(p_values, alpha=0.05):
+    m, calls, going = len(p_values), [], True
+    for k, p in enumerate(sorted(p_values)):
+        going = going and p < alpha / (m - k)
+        calls.append(going)
+    return calls  # in sorted order, not the input's
+
+
+def _holm_sorting_its_input(p_values, alpha=0.05):
+    p_values.sort()  # changes the caller's list
+    return _holm_in_sorted_order(p_values, alpha)
+
+
+@pytest.mark.parametrize("answer,attempt", [
+    ("significant", _holm_in_sorted_order),
+    ("significant", _holm_sorting_its_input),
+    ("time_call", lambda f, x, n=10: 0.02),  # the chapter's number
+    ("make_loop", lambda: jax.jit(
+        lambda w, k, steps: launches._while_loop(w, k, 200))),
+    ("matmul_floor", lambda b, m, k, n, itemsize, bandwidth, flop_rate:
+        max(itemsize * b * (m * k + k + m) / bandwidth,
+            2 * b * m * k * n / flop_rate)),  # chapter 2's count, copied
+])
+def test_attempts_a_review_found(answer, attempt):
+    assert EXERCISES[answer].check(attempt).failed
+    # and the cases are intact for the next learner
+    assert EXERCISES[answer].check(EXERCISES[answer].solution).status in (
+        "passed", "passed where graded")
+
+
+def test_a_timer_in_milliseconds_is_told_to_report_seconds():
+    def in_ms(f, x, n=10):
+        return 1e3 * timer_timeit(f, x, n)
+
+    report = EXERCISES["time_call"].check(in_ms)
+    assert "Report seconds" in report.failed_hints()[0]
+
+
+def test_a_grouped_frame_with_the_key_as_a_column_passes_4_3():
+    def totals(kernels):
+        return kernels.groupby("scope", as_index=False)["dur_us"].sum()
+
+    assert EXERCISES["scope_totals"].check(totals).passed
