@@ -189,22 +189,25 @@ def launches_kernel(inst: Instruction) -> bool:
     return inst.op not in _NO_LAUNCH and not inst.op.endswith("-done")
 
 
-def _count(mod: Module, computation: str) -> int | None:
-    """Kernels launched by one run of ``computation``; None when a loop
-    inside has no known trip count."""
+def _count(mod: Module, computation: str,
+           counted: Callable[[Instruction], bool] = launches_kernel
+           ) -> int | None:
+    """Instructions for which ``counted`` holds (by default: kernels) that
+    one run of ``computation`` executes; None when a loop inside has no
+    known trip count."""
     total = 0
     for inst in mod.get(computation, []):
         if inst.op == "call":
-            part = _count(mod, attribute(inst, "to_apply") or "")
+            part = _count(mod, attribute(inst, "to_apply") or "", counted)
         elif inst.op == "while":
             trips = _trip_count(inst)
-            body = _count(mod, attribute(inst, "body") or "")
+            body = _count(mod, attribute(inst, "body") or "", counted)
             part = None if trips is None or body is None else trips * body
         elif inst.op == "conditional":
-            counts = [_count(mod, b) for b in _branches(inst)]
+            counts = [_count(mod, b, counted) for b in _branches(inst)]
             part = None if None in counts else max(counts, default=0)
         else:
-            part = int(launches_kernel(inst))
+            part = int(counted(inst))
         if part is None:
             return None
         total += part
@@ -240,6 +243,27 @@ def kernel_count(fn: Callable[..., Any] | str, *args: Any) -> int:
             "compile time, so the kernels per call depend on the data. "
             "Use while_loops() for the kernels per iteration.")
     return count
+
+
+def executed_count(fn: Callable[..., Any] | str, ops: set[str],
+                   *args: Any) -> int | None:
+    """How many instructions with an opcode in ``ops`` one call executes,
+    loops unrolled by their known trip counts (None when a loop's count is
+    unknown): a loop of three permutes counts three, not one.
+
+    Example:
+        >>> from jax.sharding import PartitionSpec as P
+        >>> from helpers import meshes
+        >>> def shifts(v):  # three shifts around a ring of two
+        ...     return lax.fori_loop(
+        ...         0, 3, lambda i, v: lax.ppermute(v, "i", [(0, 1), (1, 0)]),
+        ...         v)
+        >>> f = jax.jit(jax.shard_map(shifts, mesh=meshes.mesh((2,), ("i",)),
+        ...                           in_specs=P("i"), out_specs=P("i")))
+        >>> executed_count(f, {"collective-permute"}, jnp.ones(4))
+        3
+    """
+    return _count(module(fn, args), "ENTRY", lambda i: i.op in ops)
 
 
 def while_loops(fn: Callable[..., Any] | str, *args: Any) -> list[WhileLoop]:

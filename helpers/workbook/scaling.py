@@ -253,14 +253,18 @@ def _only_permutes(fn: Callable[..., jax.Array]) -> Outcome:
         text = hlo.compiled_text(on_each_device(fn, mesh, "d"), x)
     except Exception as err:
         return learner_error(name, err, "")
-    counts = collections.Counter(c.kind for c in hlo.collectives(text))
-    want = {"collective-permute": 2 * (DEVICES - 1)}
-    if dict(counts) != want:
-        return Outcome(name, "fail", f"compiled collectives: {dict(counts)}"
-                       f", want {want}", "No psum: p - 1 shifts to reduce, "
+    kinds = collections.Counter(c.kind for c in hlo.collectives(text))
+    # Shifts run per call: a loop of p - 1 shifts counts p - 1, not one.
+    shifts = hlo.executed_count(text, {"collective-permute",
+                                       "collective-permute-start"})
+    want = 2 * (DEVICES - 1)
+    if set(kinds) != {"collective-permute"} or shifts != want:
+        return Outcome(name, "fail", f"compiled collectives: {dict(kinds)}"
+                       f"; shifts run per call: {shifts}, want {want} and "
+                       "nothing else", "No psum: p - 1 shifts to reduce, "
                        "p - 1 to share the reduced chunks.")
-    return Outcome(name, "pass", f"{want['collective-permute']} collective "
-                   "permutes and no all-reduce")
+    return Outcome(name, "pass", f"{want} collective permutes run per call "
+                   "and no other collective")
 
 
 RING_ALL_REDUCE = Exercise(
