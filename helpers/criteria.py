@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import traceback
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
@@ -156,7 +157,14 @@ def hlo_fact(description: str, predicate: Callable[[str], bool | str],
             text = compiled_text(fn, *get_args())
         except Exception as err:
             return learner_error(description, err, hint)
-        verdict = predicate(text)
+        try:
+            verdict = predicate(text)
+        except Exception as err:  # the grader's fault, not the learner's
+            return Outcome(description, "fail", "the check could not read "
+                           f"the compiled module: {type(err).__name__}: "
+                           f"{err}", "Tell the workshop's facilitator: "
+                           "this is a bug in the exercise.",
+                           error="".join(traceback.format_exception(err)))
         if verdict is True:
             return Outcome(description, "pass", "holds in the compiled HLO")
         found = verdict if isinstance(verdict, str) else "it does not hold"

@@ -221,3 +221,11 @@ def test_an_exercise_knows_its_place():
         ex.Exercise("Exercise 2.3: x", DOUBLE.criteria, chapter="03_a")
     with pytest.raises(ValueError, match="level must be one of"):
         ex.Exercise("t", DOUBLE.criteria, level="easy")
+
+
+def test_a_grader_that_breaks_says_it_is_the_graders_fault():
+    fact = ex.hlo_fact("x", lambda text: 1 / 0, (np.ones(3),))
+    outcome = fact(lambda a: a * 2)
+    assert outcome.status == "fail"
+    assert outcome.detail.startswith("the check could not read")
+    assert "bug in the exercise" in outcome.hint and outcome.error
