@@ -36,17 +36,27 @@ COLUMNS = ["name", "process", "thread", "start_us", "dur_us", "hlo_op",
 SCOPE_KEYS = ("name", "tf_op")  # event arguments that carry the JAX path
 
 
-def trace_file(profile_dir: str | Path) -> Path:
-    """The newest trace JSON under a folder written by `jax.profiler.trace`.
+def profile_folder(profile_dir: str | Path) -> Path:
+    """``profile_dir`` as a Path, checked to be a folder.
 
     Raises:
-        FileNotFoundError: the folder does not exist or holds no trace.
+        FileNotFoundError: it does not exist.
     """
     folder = Path(profile_dir)
     if not folder.is_dir():
         raise FileNotFoundError(f"profile folder {folder} does not exist; "
                                 "pass the folder given to "
                                 "jax.profiler.trace().")
+    return folder
+
+
+def trace_file(profile_dir: str | Path) -> Path:
+    """The newest trace JSON under a folder written by `jax.profiler.trace`.
+
+    Raises:
+        FileNotFoundError: the folder does not exist or holds no trace.
+    """
+    folder = profile_folder(profile_dir)
     found = sorted(folder.rglob("*.trace.json.gz"),
                    key=lambda p: p.stat().st_mtime)
     if not found:

@@ -29,6 +29,8 @@ from typing import Any
 
 import pandas as pd
 
+from helpers.trace import profile_folder
+
 # The tools this module reads, and what each holds.
 TOOLS = {
     "kernel_stats": "each GPU kernel: registers, shared memory, block and "
@@ -52,11 +54,7 @@ def xplane_files(profile_dir: str | Path) -> list[Path]:
     Raises:
         FileNotFoundError: the folder does not exist or holds no xplane.
     """
-    folder = Path(profile_dir)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"profile folder {folder} does not exist; "
-                                "pass the folder given to "
-                                "jax.profiler.trace().")
+    folder = profile_folder(profile_dir)
     found = sorted(folder.rglob("*.xplane.pb"),
                    key=lambda p: p.stat().st_mtime)
     if not found:
