@@ -62,8 +62,8 @@ def fused_chains(step: Step, init: Any, xs: Any, *,
     carry0 = jax.tree.map(lambda leaf: leaf[0], init)
     x0 = jax.tree.map(lambda leaf: leaf[0, 0], xs)
     fn, consts = _hoist_constants(step, carry0, x0)
-    how = backends.choose(backend, interpret, lambda: not lanes.
-                          unsupported_operations(fn, carry0, x0, *consts))
+    how = backends.choose(backend, interpret, lambda: lanes.can_run(
+        fn, carry0, x0, *consts))
     if how.backend == "mosaic":
         return lanes.launch(fn, length, False, init, xs, consts,
                             interpret=how.interpret)

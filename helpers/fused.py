@@ -81,9 +81,8 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
     length = _length(xs)
     x0 = jax.tree.map(lambda leaf: leaf[0], xs)
     converted, consts = _hoist_constants(step, init, x0)
-    how = backends.choose(backend, interpret, lambda: not lanes.
-                          unsupported_operations(converted, init, x0,
-                                                 *consts))
+    how = backends.choose(backend, interpret, lambda: lanes.can_run(
+        converted, init, x0, *consts))
     if check:  # as the GPU would compile it: padded unless told not to
         _refuse(how, converted, length, reverse,
                 True if pad is None else pad, init, xs, consts)

@@ -30,6 +30,9 @@ from helpers.scalarise import LANES, Scalarised, scalarise
 from helpers.scalarise import unsupported_operations  # noqa: F401 (API)
 
 STEPS_PER_CHUNK = 64  # steps of inputs staged in shared memory at a time
+# Shared memory one program may use: the H100's 227 KiB per block, less
+# room for what Mosaic GPU adds (barriers, alignment).
+SMEM_BUDGET = 200 * 1024
 
 
 def available() -> str | None:
@@ -85,7 +88,7 @@ def launch(fn: Callable[..., Any], length: int, reverse: bool, init: Any,
     # Arrays the step closes over, as scalars (the same for every chain).
     captured = [np.asarray(c).astype(object) for c in closed.consts]
     blocks = -(-chains // LANES)
-    chunk = min(STEPS_PER_CHUNK, length)
+    chunk = _steps_per_chunk(length, init, xs, out_shape[1], consts)
     chunks = -(-length // chunk)
     steps = chunks * chunk
 
@@ -190,6 +193,57 @@ def launch(fn: Callable[..., Any], length: int, reverse: bool, init: Any,
           for o, s in zip(outs[n_c:], y_leaves)]
     return (jax.tree.unflatten(carry_tree, final),
             jax.tree.unflatten(y_tree, ys))
+
+
+def _steps_per_chunk(length: int, init: Any, xs: Any, ys: Any,
+                     consts: tuple[Any, ...]) -> int:
+    """How many steps of inputs and outputs to stage in shared memory at
+    a time: `STEPS_PER_CHUNK`, or fewer when their lane vectors would not
+    fit in `SMEM_BUDGET` beside the carries and the constants.
+
+    Raises:
+        ValueError: not even one step fits.
+    """
+    fixed = _lane_bytes(init, 1) + _const_bytes(consts)
+    per_step = _lane_bytes(xs, 2) + _lane_bytes(ys, 0)
+    fits = (SMEM_BUDGET - fixed) // max(per_step, 1)
+    if fits < 1:
+        raise ValueError(
+            f"lanes: one step's inputs and outputs ({per_step} bytes for "
+            f"{LANES} chains) and the carries and constants ({fixed} bytes)"
+            f" exceed the {SMEM_BUDGET} bytes of shared memory a program "
+            "may use; use fused_scan(..., backend='triton').")
+    return max(1, min(STEPS_PER_CHUNK, length, fits))
+
+
+def can_run(fn: Callable[..., Any], init: Any, x0: Any, *consts: Any
+            ) -> bool:
+    """Whether this module can run ``fn`` as a Mosaic GPU kernel: every
+    operation can be scalarised and compiled (`unsupported_operations`)
+    and one step fits in shared memory, for the forward loop and for its
+    gradient's reverse loop, whose carry also holds the constants'
+    cotangents and whose inputs hold the saved carries. ``init`` and
+    ``x0`` are one chain's carry and one step's input."""
+    if unsupported_operations(fn, init, x0, *consts):
+        return False
+    y = jax.eval_shape(fn, init, x0, *consts)[1]
+    carry, x = _lane_bytes(init, 0), _lane_bytes(x0, 0)
+    backward_fixed = carry + 2 * _const_bytes(consts)
+    backward_step = carry + 2 * x + _lane_bytes(y, 0)
+    return backward_fixed + backward_step <= SMEM_BUDGET
+
+
+def _lane_bytes(leaves: Any, lead: int) -> int:
+    """Shared memory for ``leaves`` as lane vectors, their first ``lead``
+    axes (chains, steps) left out."""
+    return sum(int(np.prod(jnp.shape(a)[lead:])) * LANES
+               * jnp.dtype(jnp.result_type(a)).itemsize
+               for a in jax.tree.leaves(leaves))
+
+
+def _const_bytes(consts: tuple[Any, ...]) -> int:
+    """The constants, flattened to float32 and padded as `launch` does."""
+    return 4 * (sum(int(np.size(c)) for c in consts) + 32)
 
 
 def plgpu_ds(start: Any, size: int = LANES) -> Any:

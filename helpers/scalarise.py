@@ -42,12 +42,59 @@ class Unsupported(NotImplementedError):
 
 
 def unsupported_operations(fn: Callable[..., Any], *args: Any) -> set[str]:
-    """The operations of ``fn(*args)`` this scalariser cannot run."""
-    known = ELEMENTWISE | set(_CALLS) | set(_REDUCE) | {
+    """The operations of ``fn(*args)`` that this scalariser cannot run or
+    that Mosaic GPU cannot compile, and ``'float64'`` when an argument is
+    one (Mosaic GPU's copies to shared memory, TMA, take no float64)."""
+    known = (ELEMENTWISE - mosaic_lacks()) | set(_CALLS) | set(_REDUCE) | {
         "broadcast_in_dim", "reshape", "squeeze", "expand_dims",
         "transpose", "dot_general", "iota"}
     from helpers.fused import _primitive_names  # fused imports this
-    return _primitive_names(jax.make_jaxpr(fn)(*args).jaxpr) - known
+    missing = _primitive_names(jax.make_jaxpr(fn)(*args).jaxpr) - known
+    if any(jnp.result_type(leaf) == jnp.float64
+           for leaf in jax.tree.leaves(args)):
+        missing.add("float64")
+    return missing
+
+
+def mosaic_lacks() -> set[str]:
+    """Elementwise operations this jax's Mosaic GPU cannot lower with one
+    value per thread, less those `_STAND_INS` rewrites (jax 0.11.2 lacks
+    ``log1p``, which ``softplus`` uses, and ``add_any``, which every
+    gradient uses). Read from Mosaic GPU's own table of lowering rules;
+    an empty set where this jax has no Mosaic GPU."""
+    try:
+        from jax._src.pallas.mosaic_gpu import lowering
+    except ImportError:
+        return set()
+    rules = [names for (lowering_kind, threads), names
+             in lowering.mosaic_lowering_rules.items()
+             if lowering_kind.name == "Lane" and threads.name == "Warpgroup"]
+    if not rules:
+        return set()
+    lowered = {primitive.name for primitive in rules[0]}
+    return ELEMENTWISE - lowered - set(_STAND_INS)
+
+
+def _log1p(x: jax.Array) -> jax.Array:
+    """log(1 + x), accurate for tiny x (Goldberg's correction: the
+    rounding of 1 + x cancels in log(u) / (u - 1))."""
+    u = 1 + x
+    d = u - 1
+    return jnp.where(d == 0, x, jnp.log(u) * (x / jnp.where(d == 0, 1, d)))
+
+
+def _expm1(x: jax.Array) -> jax.Array:
+    """exp(x) - 1, accurate for tiny x (Kahan's correction)."""
+    u = jnp.exp(x)
+    logu = jnp.log(u)
+    inner = (u - 1) * (x / jnp.where(logu == 0, 1, logu))
+    return jnp.where(u == 1, x, jnp.where(u == 0, -1, inner))
+
+
+# Elementwise operations written with others, for Mosaic GPU's sake.
+_STAND_INS: dict[str, Callable[..., Any]] = {
+    "log1p": _log1p, "expm1": _expm1, "add_any": lambda x, y: x + y,
+    "copy": lambda x: x, "copy_p": lambda x: x}
 
 
 # --- one chain's step, scalarised ------------------------------------------
@@ -117,8 +164,10 @@ def _elementwise(primitive: Any, params: dict[str, Any],
     out = np.empty(shape, dtype=object)
     for index in np.ndindex(*shape):
         operands = [a[index] for a in spread]
-        out[index] = primitive.bind(*_same_shape(operands, dtypes),
-                                    **params)
+        operands = _same_shape(operands, dtypes)
+        stand_in = _STAND_INS.get(primitive.name)
+        out[index] = stand_in(*operands) if stand_in else \
+            primitive.bind(*operands, **params)
     return out
 
 

@@ -51,6 +51,57 @@ def launches_on_gpu(steps: int = STEPS) -> list[dict[str, Any]]:
     return rows
 
 
+def fused_cases_on_gpu() -> dict[str, Any]:
+    """A child function (`helpers.crosscompile.run`): the steps the GPU
+    tests run through `fused_scan` (a 16x16 tanh layer, its gradient, the
+    source's 1 -> 12 -> 1 softplus MLP in float32 and float64), each
+    compiled for an H100: the backend chosen and the custom calls, or the
+    compiler's error. The dry run of `tests/gpu/test_fused_on_gpu.py`:
+    ``mosaic_gpu_v2`` is Mosaic GPU's custom call, ``__gpu$xla.gpu.triton``
+    Triton's."""
+    from helpers import crosscompile
+    w = jnp.linspace(-1.0, 1.0, 256).reshape(16, 16) / 4
+    xs = jnp.zeros((8, 16, 16))
+    w_in = jnp.linspace(-1.0, 1.0, 12).reshape(1, 12)
+    w_out = jnp.linspace(0.5, -0.5, 12).reshape(12, 1)
+
+    def tanh_layer(c: Any, x: Any, w: Any = w) -> Any:
+        h = jnp.tanh(c @ w + x)
+        return h, h.sum()
+
+    def mlp(m: Any, noise: Any) -> Any:
+        hidden = jax.nn.sigmoid(m @ jax.nn.softplus(w_in))
+        return jax.nn.sigmoid(hidden @ jax.nn.softplus(w_out)) + noise, None
+
+    def gradient(w: Any) -> Any:
+        return jax.grad(lambda w: fused_scan(
+            lambda c, x: tanh_layer(c, x, w), jnp.zeros((16, 16)), xs
+        )[1].sum())(w)
+
+    def chains(dtype: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        noise = jnp.zeros((4, 500, 1), dtype)
+        return (jax.vmap(lambda i, n: fused_scan(mlp, i, n)[0]),
+                (jnp.zeros((4, 1), dtype), noise))
+
+    cases = {"tanh layer": (lambda c, x: fused_scan(tanh_layer, c, x),
+                            (jnp.zeros((16, 16)), xs)),
+             "gradient": (gradient, (w,)),
+             "mlp float32": chains(jnp.float32)}
+    found: dict[str, Any] = {}
+    for name in [*cases, "mlp float64"]:
+        with jax.enable_x64(name == "mlp float64"):
+            fn, args = cases.get(name) or chains(jnp.float64)
+            try:
+                text = crosscompile.compile_for_gpu(fn, *args).as_text()
+            except Exception as err:  # the compiler's refusal is the result
+                found[name] = {"error": f"{type(err).__name__}: {err}"[:300]}
+                continue
+        found[name] = {"custom calls": sorted(
+            c.target for c in hlo.custom_calls(text)),
+            "while loops": len(hlo.while_loops(text))}
+    return found
+
+
 def side_by_side_on_gpu(chains: int = 10_000, steps: int = STEPS,
                         backend: str = "triton") -> dict[str, Any]:
     """A child function (`helpers.crosscompile.run`): `fused_side_by_side`

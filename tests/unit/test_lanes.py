@@ -110,3 +110,65 @@ def test_bad_backends_are_named():
     if lanes.interpreter_missing():
         with pytest.raises(NotImplementedError, match="from 0.12 on"):
             backends.choose("mosaic", True)
+
+
+def test_stand_ins_replace_what_mosaic_gpu_cannot_lower():
+    from helpers import scalarise
+    lacks = scalarise.mosaic_lacks()
+    assert "log1p" not in lacks and "add_any" not in lacks
+    assert "lgamma" in lacks  # no lowering and no stand-in: named
+    x = jnp.array([1e-30, 1e-7, 1e-3, 0.5, -0.5, 3.0, 30.0, -0.9999])
+    np.testing.assert_allclose(scalarise._log1p(x), jnp.log1p(x), rtol=3e-7)
+    np.testing.assert_allclose(scalarise._expm1(x), jnp.expm1(x), rtol=3e-7)
+    assert float(scalarise._log1p(jnp.float32(-1.0))) == -np.inf
+    assert float(scalarise._expm1(jnp.float32(-200.0))) == -1.0
+    # softplus uses log1p, a gradient add_any: both scalarise now
+    assert lanes.unsupported_operations(
+        lambda c, x: (jax.nn.softplus(c) + x, c), jnp.zeros(1),
+        jnp.zeros(1)) == set()
+    assert lanes.unsupported_operations(
+        lambda c: jax.lax.lgamma(c), jnp.ones(1)) == {"lgamma"}
+
+
+def test_float64_and_steps_too_big_for_shared_memory_are_not_for_lanes():
+    with jax.enable_x64(True):
+        assert lanes.unsupported_operations(
+            mlp, jnp.zeros(1, jnp.float64), jnp.zeros(1, jnp.float64),
+            W, V) == {"float64"}
+    assert lanes.can_run(mlp, jnp.zeros(1), jnp.zeros(1), W, V)
+    # A 16x16 carry: 256 lane vectors of 512 bytes each, twice over for
+    # a gradient, beside the 16x16 weights' cotangents: over 200 KiB.
+    w16 = jnp.ones((16, 16))
+    assert not lanes.can_run(lambda c, x, w: (jnp.tanh(c @ w + x), c.sum()),
+                             jnp.zeros((16, 16)), jnp.zeros((16, 16)), w16)
+
+
+def test_chunks_shrink_to_fit_shared_memory():
+    small = lanes._steps_per_chunk(
+        1000, jnp.zeros((4, 1)), jnp.zeros((4, 1000, 1)),
+        jax.ShapeDtypeStruct((1,), jnp.float32), ())
+    assert small == lanes.STEPS_PER_CHUNK
+    wide = lanes._steps_per_chunk(
+        1000, jnp.zeros((4, 1)), jnp.zeros((4, 1000, 40)),
+        jax.ShapeDtypeStruct((40,), jnp.float32), ())
+    assert 1 <= wide < lanes.STEPS_PER_CHUNK
+    assert wide * 80 * lanes.LANES * 4 <= lanes.SMEM_BUDGET
+    with pytest.raises(ValueError, match="backend='triton'"):
+        lanes._steps_per_chunk(10, jnp.zeros((4, 1)),
+                               jnp.zeros((4, 10, 400)),
+                               jax.ShapeDtypeStruct((400,), jnp.float32), ())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason=str(crosscompile.why_unavailable()))
+def test_the_gpu_tests_steps_compile_for_an_h100():
+    """The dry run of tests/gpu/test_fused_on_gpu.py: on the first GPU
+    visit Mosaic GPU refused three of these (shared memory, float64,
+    log1p); each now compiles, Mosaic GPU taking what it can run."""
+    found = crosscompile.run(launches_gpu.fused_cases_on_gpu)
+    assert not [name for name, case in found.items() if "error" in case]
+    assert found["mlp float32"]["custom calls"] == ["mosaic_gpu_v2"]
+    for name in ("tanh layer", "mlp float64"):
+        assert found[name]["custom calls"] == ["__gpu$xla.gpu.triton"]
+    assert all(case["while loops"] == 0 for case in found.values())
