@@ -154,9 +154,13 @@ def kernel_events(events: pd.DataFrame,
 def attach_scopes(events: pd.DataFrame, hlo_text: str) -> pd.DataFrame:
     """Fill in missing scopes from the compiled module's metadata.
 
-    Each event is looked up by its ``hlo_op`` (GPU kernels) or, failing
-    that, its name (the CPU runtime names its events after the HLO
-    instruction) in `helpers.hlo.op_names`.
+    Each event is looked up by its ``hlo_op`` (GPU kernels), then by its
+    name: the CPU runtime names its events after the HLO instruction, and
+    a GPU kernel is named after its fusion with ``.`` written ``_``
+    (``gemm_fusion_dot_2`` runs ``gemm_fusion_dot.2``). The name is what
+    is left when the kernel ran inside a CUDA graph: XLA:GPU then gives
+    every kernel of the graph the graph's ``hlo_op`` (``command_buffer``),
+    as jax 0.11.2 does on an H100.
 
     Args:
         events: a frame from `load`.
@@ -168,10 +172,17 @@ def attach_scopes(events: pd.DataFrame, hlo_text: str) -> pd.DataFrame:
         the instruction is found.
     """
     paths = hlo.op_names(hlo_text)
+    by_kernel = {op.replace(".", "_"): path for op, path in paths.items()}
+
+    def lookup(hlo_op: str, name: str) -> str:
+        return paths.get(hlo_op) or paths.get(name) or by_kernel.get(
+            name, "")
+
     filled = events.copy()
     missing = filled["scope"] == ""
-    keys = filled["hlo_op"].where(filled["hlo_op"] != "", filled["name"])
-    filled.loc[missing, "scope"] = keys[missing].map(paths).fillna("")
+    filled.loc[missing, "scope"] = [
+        lookup(op, name) for op, name in zip(
+            filled.loc[missing, "hlo_op"], filled.loc[missing, "name"])]
     return filled
 
 

@@ -22,7 +22,8 @@ from helpers.hlo.collectives import (AsyncWindow, Collective, async_windows,
 from helpers.hlo.compare import canonical_lines, program_diff
 from helpers.hlo.kernels import (CustomCall, Fusion, WhileLoop, custom_calls,
                                  executed_count, fusions, kernel_count,
-                                 kernels, op_counts, while_loops)
+                                 kernels, matrix_products, op_counts,
+                                 while_loops)
 from helpers.hlo.parsing import (Alias, Instruction, aliases, compile,
                                  compiled_text, op_names, parse)
 
@@ -30,5 +31,5 @@ __all__ = ["Alias", "AsyncWindow", "Collective", "CustomCall", "Fusion",
            "Instruction", "WhileLoop", "aliases", "async_windows",
            "canonical_lines", "collectives", "compile", "compiled_text",
            "custom_calls", "executed_count", "fusions", "kernel_count",
-           "kernels",
-           "op_counts", "op_names", "parse", "program_diff", "while_loops"]
+           "kernels", "matrix_products", "op_counts", "op_names", "parse",
+           "program_diff", "while_loops"]

@@ -49,6 +49,17 @@ class Fusion:
     operand_shapes: tuple[str, ...]
     output_shape: str
 
+    @property
+    def named_kind(self) -> str:
+        """The kind the fusion had when XLA:GPU named it: ``'kLoop'`` for
+        ``loop_...``, ``'kInput'`` for ``input_...``, else `kind`. They
+        differ when a later pass changed the emitter: in jax 0.11.2 on an
+        H100, XLA:GPU's block-level rewriter hands some reductions to
+        Triton (``kind`` becomes ``'kCustom'``), and the name keeps the
+        choice its reduction heuristic made."""
+        prefix = self.name.split("_", 1)[0]
+        return {"loop": "kLoop", "input": "kInput"}.get(prefix, self.kind)
+
 
 @dataclasses.dataclass(frozen=True)
 class CustomCall:
@@ -154,6 +165,29 @@ def op_counts(fn: Callable[..., Any] | str, *args: Any,
     computations = ([mod["ENTRY"]] if entry_only else
                     [body for name, body in mod.items() if name != "ENTRY"])
     return collections.Counter(i.op for body in computations for i in body)
+
+
+# Library calls that compute a matrix product: XLA:GPU turns many dots
+# into cuBLAS (and cuBLASLt) calls, which leave no ``dot`` in the module.
+GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul")
+
+
+def matrix_products(fn: Callable[..., Any] | str, *args: Any) -> int:
+    """The matrix products in a compiled module: ``dot`` instructions
+    anywhere (fusion bodies, where Triton's GEMMs keep theirs, included)
+    and calls to a GEMM library (`GEMM_TARGETS`), which is how XLA:GPU
+    compiles many of them.
+
+    Example:
+        >>> matrix_products(jnp.dot, jnp.ones((4, 4)), jnp.ones((4, 4)))
+        1
+    """
+    mod = module(fn, args)
+    return sum(i.op == "dot" or (i.op == "custom-call" and
+                                 _custom_call_target(i).startswith(
+                                     GEMM_TARGETS))
+               for name, body in mod.items() if name != "ENTRY"  # an alias
+               for i in body)
 
 
 def custom_calls(fn: Callable[..., Any] | str, *args: Any

@@ -17,7 +17,7 @@ import pandas as pd
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from helpers import bench, hlo
+from helpers import bench, hlo, meshes
 
 # Each collective as a shard_map body over axis `a` (each device holds a
 # block of 2p numbers), and what device d must end up holding, from the
@@ -184,7 +184,8 @@ def plan_table(mesh: jax.sharding.Mesh, params: list[dict[str, jax.Array]],
                x: jax.Array) -> pd.DataFrame:
     """For each plan: the collectives in the compiled gradient step, and
     whether its gradients equal the single-device ones."""
-    want = jax.jit(jax.grad(mlp_loss))(params, x)
+    want = jax.jit(jax.grad(mlp_loss))(*meshes.on_one_device(
+        mesh, (params, x)))
     rows = []
     for name, plan in sharding_plans().items():
         args = placed(mesh, plan, params, x)

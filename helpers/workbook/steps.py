@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from helpers import bench, hlo
+from helpers import bench, hlo, meshes
 from helpers.workbook.transforms import (Params, dot_count, init, loss,
                                          predict, sgd_step)
 
@@ -57,7 +57,8 @@ def parallel_versions(mesh: jax.sharding.Mesh, width: int, batch: int
     flat = jax.sharding.Mesh(mesh.devices.reshape(-1), ("d",))
     params = init(jax.random.key(0), width)
     x = jax.random.normal(jax.random.key(1), (batch, width))
-    want_step = jax.jit(sgd_step)(params, x, x)
+    one = meshes.on_one_device(mesh, (params, x))
+    want_step = jax.jit(sgd_step)(*one, one[1])
 
     def on_devices(step: Callable[..., Any]) -> Callable[..., Any]:
         return jax.jit(jax.shard_map(step, mesh=flat,
@@ -78,7 +79,7 @@ def parallel_versions(mesh: jax.sharding.Mesh, width: int, batch: int
         ("jit on a batch-sharded array", by_jit, (*on_grid, on_grid[1]),
          lambda out: out, want_step),
         ("pjit example: jit, weights over 'mp', batch over 'dp'",
-         model_parallel, split, lambda out: out, predict(params, x)),
+         model_parallel, split, lambda out: out, jax.jit(predict)(*one)),
     ]
     table = []
     for name, fn, args, pick, want in rows:

@@ -326,3 +326,40 @@ def test_unreadable_mesh_groups_are_named():
                                     "replica_groups=mesh['a'=2] {'z'}")
     with pytest.raises(ValueError, match="cannot read replica_groups"):
         hlo.collectives(text)
+
+
+GPU_MODULE = """HloModule jit_f
+%gemm (p: f32[8,8], q: f32[8,8]) -> f32[8,8] {
+  %p = f32[8,8]{1,0} parameter(0)
+  %q = f32[8,8]{1,0} parameter(1)
+  ROOT %dot.1 = f32[8,8]{1,0} dot(%p, %q), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+%fused_reduce (a: f32[8,8,3,5]) -> f32[8,8,3] {
+  %a = f32[8,8,3,5]{3,2,1,0} parameter(0)
+  %zero = f32[] constant(0)
+  ROOT %r = f32[8,8,3]{2,1,0} reduce(%a, %zero), dimensions={3}, to_apply=%gemm
+}
+ENTRY %main (x: f32[8,8], y: f32[8,8], z: f32[8,8,3,5]) -> f32[8,8] {
+  %x = f32[8,8]{1,0} parameter(0)
+  %y = f32[8,8]{1,0} parameter(1)
+  %z = f32[8,8,3,5]{3,2,1,0} parameter(2)
+  %cublas = (f32[8,8]{1,0}, s8[0]{0}) custom-call(%x, %y), custom_call_target="__cublas$lt$matmul"
+  %triton = f32[8,8]{1,0} fusion(%x, %y), kind=kCustom, calls=%gemm
+  %loop_reduce_fusion = f32[8,8,3]{2,1,0} fusion(%z), kind=kCustom, calls=%fused_reduce
+  ROOT %t = f32[8,8]{1,0} get-tuple-element(%cublas), index=0
+}
+"""
+
+
+def test_matrix_products_count_dots_and_gemm_library_calls():
+    # The shape of what XLA:GPU compiled on an H100 with jax 0.11.2: one
+    # cuBLASLt call and one Triton GEMM fusion holding a dot.
+    assert hlo.matrix_products(GPU_MODULE) == 2
+    assert hlo.op_counts(GPU_MODULE, entry_only=False)["dot"] == 1
+
+
+def test_a_reduce_handed_to_triton_keeps_its_kind_in_its_name():
+    reduce, = [f for f in hlo.fusions(GPU_MODULE) if f.root_op == "reduce"]
+    assert (reduce.kind, reduce.named_kind) == ("kCustom", "kLoop")
+    gemm, = [f for f in hlo.fusions(GPU_MODULE) if f.root_op == "dot"]
+    assert gemm.named_kind == gemm.kind == "kCustom"

@@ -115,3 +115,10 @@ def test_the_psend_pipeline_breaks_no_deadlock_rule():
     assert sorted(t.kind for t in sendrecv.transfers(text)) == [
         "permute", "recv", "send"]
     assert sendrecv.deadlocks(text) == []
+
+
+def test_the_single_device_reference_runs_on_the_meshs_kind_of_device():
+    m = meshes.mesh((2,), ("d",))
+    x = np.ones((4, 4), np.float32)
+    placed = meshes.on_one_device(m, {"x": x})
+    assert placed["x"].devices() == {m.devices.flat[0]}

@@ -3,6 +3,7 @@ import json
 
 import jax
 import jax.numpy as jnp
+import pandas as pd
 import pytest
 
 from helpers import trace
@@ -206,3 +207,24 @@ def test_query_returns_the_same_rows_as_pandas(tmp_path):
     assert rows["start_us"].tolist() == expected["start_us"].tolist()
     assert rows["dur_us"].tolist() == expected["dur_us"].tolist()
     assert rows["scope"].tolist() == expected["scope"].tolist()
+
+
+def test_kernels_inside_a_cuda_graph_get_their_scope_from_their_name():
+    """As jax 0.11.2 traced an H100 (first GPU visit): a kernel run by a
+    CUDA graph carries the graph's hlo_op and no scope, and its name is
+    its fusion's with '.' written '_'."""
+    hlo_text = (
+        "HloModule jit_attention\nENTRY %main {\n"
+        "  %gemm_fusion_dot.2 = f32[8,8]{1,0} fusion(), kind=kCustom, "
+        'calls=%c, metadata={op_name="jit(attention)/attn_q_k/dot_general"}'
+        "\n  %loop_add_fusion = f32[8,8]{1,0} fusion(), kind=kLoop, "
+        'calls=%d, metadata={op_name="jit(attention)/add"}\n}\n')
+    events = pd.DataFrame({
+        "name": ["gemm_fusion_dot_2", "loop_add_fusion", "gemm_fusion_dot_2"],
+        "hlo_op": ["command_buffer_1", "command_buffer_1",
+                   "gemm_fusion_dot.2"],
+        "scope": ["", "", ""]})
+    scoped = trace.attach_scopes(events, hlo_text)
+    assert scoped["scope"].tolist() == [
+        "jit(attention)/attn_q_k/dot_general", "jit(attention)/add",
+        "jit(attention)/attn_q_k/dot_general"]
