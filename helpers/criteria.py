@@ -173,6 +173,37 @@ def hlo_fact(description: str, predicate: Callable[[str], bool | str],
     return criterion
 
 
+def jaxpr_fact(description: str, predicate: Callable[[Any], bool | str],
+               args: tuple[Any, ...] | Callable[[], tuple[Any, ...]], *,
+               hint: str = "") -> Criterion:
+    """A criterion on the jaxpr of ``fn(*args)``: what the program says,
+    before any compiler decides how to run it, so the same on every
+    machine.
+
+    Args:
+        description: the fact in words, e.g. "no noise drawn in a loop".
+        predicate: receives the ``ClosedJaxpr``; returns True when the
+            fact holds, or False (or a string saying what was found).
+        args: example arguments, or a function making them on first use.
+        hint: shown when the fact does not hold.
+    """
+    get_args = on_first_use(args)
+
+    @described(description)
+    def criterion(fn: Callable[..., Any]) -> Outcome:
+        try:
+            closed = jax.make_jaxpr(fn)(*get_args())
+        except Exception as err:
+            return learner_error(description, err, hint)
+        verdict = predicate(closed)
+        if verdict is True:
+            return Outcome(description, "pass", "holds in the jaxpr")
+        found = verdict if isinstance(verdict, str) else "it does not hold"
+        return Outcome(description, "fail", found, hint)
+
+    return criterion
+
+
 def time_below(target_s: float | Callable[[], float],
                args: tuple[Any, ...] | Callable[[], tuple[Any, ...]], *,
                repeat: int = 20,

@@ -28,13 +28,13 @@ from typing import Any, Callable, Sequence
 
 from helpers.answers import WrongAnswer, describe
 from helpers.criteria import (Criterion, described, description_of,
-                              faster_than, hlo_fact, matches_reference,
-                              time_below)
+                              faster_than, hlo_fact, jaxpr_fact,
+                              matches_reference, time_below)
 from helpers.outcomes import Outcome, Report, learner_error, not_graded
 
 __all__ = ["Exercise", "Solution", "Outcome", "Report", "learner_error",
-           "not_graded", "matches_reference", "hlo_fact", "time_below",
-           "faster_than", "described", "LEVELS"]
+           "not_graded", "matches_reference", "hlo_fact", "jaxpr_fact",
+           "time_below", "faster_than", "described", "LEVELS"]
 
 LEVELS = ("warm-up", "core", "stretch")
 

@@ -267,6 +267,36 @@ def fast_other_numbers(weights, key):
     return momentum
 
 
+def fast_traced_bound(weights, key):
+    # the noise drawn first, but a while loop whose bound is an array:
+    # every step also runs the condition
+    noise = jax.vmap(lambda i: rewrites.step_noise(key, i))(
+        jnp.arange(rewrites.EXERCISE_STEPS))
+    pos = launches.positive(weights)
+
+    def body(state):
+        i, momentum = state
+        return i + 1, launches.force(pos, momentum) + noise[i]
+
+    # always EXERCISE_STEPS, but only known when it runs
+    bound = jnp.where(jax.random.uniform(key) < 2.0,
+                      rewrites.EXERCISE_STEPS, 0)
+    return jax.lax.while_loop(lambda s: s[0] < bound, body,
+                              (0, jnp.zeros(launches.STATE)))[1]
+
+
+def fast_noise_in_jitted_helper(weights, key):
+    # the noise still drawn in the loop, hidden inside a jitted helper
+    pos = launches.positive(weights)
+    noisy = jax.jit(lambda i: rewrites.step_noise(key, i))
+
+    def step(momentum, i):
+        return launches.force(pos, momentum) + noisy(i), None
+
+    return jax.lax.scan(step, jnp.zeros(launches.STATE),
+                        jnp.arange(rewrites.EXERCISE_STEPS))[0]
+
+
 def fast_fori(weights, key):
     steps = jnp.arange(rewrites.EXERCISE_STEPS)
     noise = jax.vmap(lambda i: rewrites.step_noise(key, i))(steps)
@@ -822,6 +852,8 @@ ATTEMPTS = {
     "fast": {"starter": "does not depend on the momentum",
              "wrong": {fast_unrolled: "does not depend on the momentum",
                        fast_noise_in_scan: "does not depend on the",
+                       fast_noise_in_jitted_helper: "does not depend on",
+                       fast_traced_bound: "loop's bound a Python number",
                        fast_other_numbers: "exactly the same numbers"},
              "right": [fast_fori, fast_keys_first]},
     "filter_step": {"starter": "matrix product or a mask",
