@@ -34,9 +34,14 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 # What `make record` and `make test-gpu` need beyond JAX's own stack.
 TOOLS = ("ipykernel", "nbclient", "nbval", "jupytext", "ipywidgets",
          "perfetto", "pyyaml", "absl-py", "flatbuffers", "xprof")
-# manylinux tags a current x86-64 Linux host accepts, newest first.
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64",
-             "manylinux2014_x86_64", "linux_x86_64")
+# manylinux tags a current x86-64 Linux host accepts, newest first. pip
+# matches each exactly, so a wheel tagged only manylinux_2_27 (xprof
+# 2.24) is missed unless 2_27 is named: pip then fell back to xprof
+# 2.22.1, whose platform-free wheel holds Windows binaries only.
+PLATFORMS = ("manylinux_2_34_x86_64", "manylinux_2_31_x86_64",
+             "manylinux_2_28_x86_64", "manylinux_2_27_x86_64",
+             "manylinux_2_17_x86_64", "manylinux2014_x86_64",
+             "linux_x86_64")
 
 
 def download_command(folder: Path, python_version: str) -> list[str]:
@@ -57,6 +62,47 @@ def installed_projects() -> set[str]:
     return {canonicalize_name(d.metadata["Name"])
             for d in importlib.metadata.distributions()
             if d.metadata["Name"]}
+
+
+def windows_only(wheel: Path) -> bool:
+    """True for a wheel whose compiled modules are Windows ones (``.pyd``)
+    and none for Linux (``.so``): useless on the GPU host."""
+    import zipfile
+    names = zipfile.ZipFile(wheel).namelist()
+    return any(n.endswith(".pyd") for n in names) and not any(
+        n.endswith(".so") for n in names)
+
+
+def prune(folder: Path, host_has: set[str]) -> list[Path]:
+    """Delete the wheels of projects the host already has (``host_has``,
+    canonical names), so that the folder travels light (a device call
+    carries at most 64 MiB); returns what was deleted.
+
+    Raises:
+        ValueError: a wheel holds Windows binaries only (see `PLATFORMS`).
+    """
+    bad = [w.name for w in folder.glob("*.whl") if windows_only(w)]
+    if bad:
+        raise ValueError(f"{bad} hold Windows binaries only; name the "
+                         "host's manylinux tag in PLATFORMS and download "
+                         "again.")
+    removed = wheels_to_install(folder, set())
+    removed = [w for w in removed if w not in wheels_to_install(
+        folder, host_has)]
+    for wheel in removed:
+        wheel.unlink()
+    return removed
+
+
+def read_names(path: Path) -> set[str]:
+    """Canonical project names from a ``pip freeze`` or ``pip list``
+    listing, or one name per line."""
+    names = set()
+    for line in path.read_text().splitlines():
+        name = line.split("==")[0].split()[0] if line.strip() else ""
+        if name and not name.startswith(("#", "-", "Package")):
+            names.add(canonicalize_name(name))
+    return names
 
 
 def wheels_to_install(folder: Path, installed: set[str]) -> list[Path]:
@@ -96,6 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     get.add_argument("folder", type=Path)
     get.add_argument("--python-version", default="3.12",
                      help="the GPU host's Python (default 3.12)")
+    get.add_argument("--host-has", type=Path,
+                     help="a `pip freeze` of the GPU host: its projects' "
+                          "wheels are deleted after downloading")
     put = steps.add_parser("install", help="install them (on the host)")
     put.add_argument("folder", type=Path)
     put.add_argument("--site", type=Path, default=Path("/tmp/book-site"),
@@ -105,6 +154,10 @@ def main(argv: list[str] | None = None) -> None:
         args.folder.mkdir(parents=True, exist_ok=True)
         subprocess.run(download_command(args.folder, args.python_version),
                        check=True)
+        have = read_names(args.host_has) if args.host_has else set()
+        removed = prune(args.folder, have)
+        print(f"kept {len(list(args.folder.glob('*.whl')))} wheels; "
+              f"{len(removed)} the host has were deleted", file=sys.stderr)
     else:
         print(install(args.folder, args.site))
 

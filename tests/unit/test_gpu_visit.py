@@ -97,6 +97,19 @@ def test_unpack_copies_complete_chapters_and_refuses_the_rest(visit,
         "90_probe", "92_short"]
 
 
+def test_a_second_archive_keeps_the_history_of_the_first(visit, tmp_path):
+    """A visit of several calls brings several archives; each chapter
+    keeps its latest good time."""
+    chapters, out, _ = visit
+    (tmp_path / gpu_visit.LOG).write_text(json.dumps({"chapters": [
+        {"chapter": "02_earlier", "status": "ok", "seconds": 12.0},
+        {"chapter": "90_probe", "status": "ok", "seconds": 99.0}]}))
+    gpu_visit.unpack(out / gpu_visit.ARCHIVE, tmp_path, chapters)
+    times = gpu_visit.last_times(tmp_path / gpu_visit.LOG)
+    assert times["02_earlier"] == 12.0
+    assert times["90_probe"] < 99.0 and "91_broken" not in times
+
+
 def test_a_recording_with_bad_provenance_is_refused(visit, tmp_path):
     chapters, out, _ = visit
     staging = tmp_path / "staging"

@@ -45,3 +45,34 @@ def test_download_asks_for_binary_wheels_for_the_hosts_python():
     assert set(ow.TOOLS) <= set(command)
     with pytest.raises(ValueError, match="looks like '3.12'"):
         ow.download_command(Path("w"), "py3")
+
+
+def _wheel(folder, name, members):
+    import zipfile
+    with zipfile.ZipFile(folder / name, "w") as zf:
+        for member in members:
+            zf.writestr(member, b"")
+    return folder / name
+
+
+def test_prune_drops_what_the_host_has_and_refuses_windows_wheels(tmp_path):
+    _wheel(tmp_path, "numpy-2.1.0-cp312-cp312-manylinux_2_17_x86_64.whl",
+           ["numpy/_core.so"])
+    _wheel(tmp_path, "nbval-0.11.0-py2.py3-none-any.whl", ["nbval/a.py"])
+    freeze = tmp_path / "host.txt"
+    freeze.write_text("# the host\nnumpy==2.5.2\nPyYAML==6.0.3\n")
+    removed = ow.prune(tmp_path, ow.read_names(freeze))
+    assert [w.name for w in removed] == [
+        "numpy-2.1.0-cp312-cp312-manylinux_2_17_x86_64.whl"]
+    assert [w.name for w in tmp_path.glob("*.whl")] == [
+        "nbval-0.11.0-py2.py3-none-any.whl"]
+    # xprof 2.22.1's platform-free cp312 wheel: Windows binaries only
+    _wheel(tmp_path, "xprof-2.22.1-cp312-none-any.whl",
+           ["xprof/convert/_pywrap_profiler_plugin.pyd"])
+    with pytest.raises(ValueError, match="Windows binaries only"):
+        ow.prune(tmp_path, set())
+
+
+def test_the_download_names_the_tag_xprof_needs():
+    command = ow.download_command(Path(".whl"), "3.12")
+    assert "manylinux_2_27_x86_64" in command
