@@ -60,11 +60,36 @@ def learner_error(criterion: str, err: BaseException, hint: str = ""
                   ) -> Outcome:
     """A failed `Outcome` for an exception the learner's code raised: its
     first line in the detail, the whole traceback kept in ``error``.
-    Criteria call it rather than let the exception escape the check."""
+    Criteria call it rather than let the exception escape the check.
+
+    A traced value turned into a Python one (``float(x)``, ``if x > 0``,
+    ``.item()``) gets its own hint: the criterion's hint would be about
+    something else, and the fix is always the same."""
     first_line = (str(err).splitlines() or [""])[0]
+    if _is_tracer_conversion(err):
+        hint = ("Compiled code sees arrays without their values: return a "
+                "JAX array instead of float(), int() or .item(), and use "
+                "jnp.where or lax.cond instead of an if on a value.")
     return Outcome(criterion, "fail", f"your function raised "
                    f"{type(err).__name__}: {first_line}", hint,
                    error="".join(traceback.format_exception(err)))
+
+
+def _is_tracer_conversion(err: BaseException) -> bool:
+    """True for JAX's errors on turning a traced array into a Python
+    value (ConcretizationTypeError and the conversion errors beside it),
+    raised directly or as the cause of a clearer one
+    (`helpers.hlo.compile` re-raises them as a TypeError)."""
+    import jax
+    kinds = tuple(getattr(jax.errors, name) for name in (
+        "ConcretizationTypeError", "TracerArrayConversionError",
+        "TracerBoolConversionError", "TracerIntegerConversionError")
+        if hasattr(jax.errors, name))
+    while err is not None:
+        if isinstance(err, kinds):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
 
 
 def not_graded(criterion: str, needs: str) -> Outcome:

@@ -71,18 +71,50 @@ def _place(exercise: Exercise) -> tuple[int, ...]:
     return tuple(int(part) for part in exercise.number.split("."))
 
 
-# The last report for each exercise, with the function it graded: the
-# dashboard re-checks only answers that were redefined since.
-_last_reports: dict[str, tuple[Any, Report]] = {}
+# The last report for each exercise, with the functions it graded: the
+# dashboard re-checks only answers that were redefined since, or whose
+# helpers (functions of the same notebook they call) were.
+_last_reports: dict[str, tuple[tuple[Any, ...], Report]] = {}
 
 
 def _report(exercise: Exercise, fn: Any) -> Report:
+    graded = _with_helpers(fn)
     last = _last_reports.get(exercise.title)
-    if last is not None and last[0] is fn:
+    if last is not None and len(last[0]) == len(graded) and all(
+            a is b for a, b in zip(last[0], graded)):
         return last[1]
     report = exercise.check(fn)
-    _last_reports[exercise.title] = (fn, report)
+    _last_reports[exercise.title] = (graded, report)
     return report
+
+
+def _with_helpers(fn: Any) -> tuple[Any, ...]:
+    """``fn`` and every function it calls by a global name that is defined
+    beside it (same globals: the learner's notebook), recursively, in a
+    fixed order: what a cached report depends on."""
+    found: dict[int, Any] = {}
+
+    def visit(f: Any) -> None:
+        code = getattr(f, "__code__", None)
+        if code is None or id(f) in found:
+            return
+        found[id(f)] = f
+        for name in sorted(_global_names(code)):
+            value = f.__globals__.get(name)
+            if getattr(value, "__globals__", None) is f.__globals__:
+                visit(value)
+
+    visit(fn)
+    return tuple(found.values())
+
+
+def _global_names(code: Any) -> set[str]:
+    """Names a code object (and the functions nested in it) looks up."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _global_names(const)
+    return names
 
 
 def _counts(report: Report) -> dict[str, int]:

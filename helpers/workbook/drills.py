@@ -292,21 +292,35 @@ def fusions_under_solution(flags: str) -> dict[str, int]:
     return result["fusion kinds"]
 
 
+# Real flags that leave this reduction's fusions as they are.
+NEUTRAL_FLAGS = ("--xla_cpu_enable_fast_math=false", "--xla_dump_hlo_as_text")
+
+
 def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
-    name = "the ynn flag changes the fusions you report"
+    name = "the ynn flag changes the fusions you report, other flags do not"
     hint = ("XLA read XLA_FLAGS when this process started JAX; run the "
             "compilation in a new process (helpers.workbook.flags.in_child)"
             ".")
+    # Drawn anew at every check, so that no answer can know them: a
+    # neutral flag alone, and the ynn flag beside one, in either order.
+    rng = random.Random()
+    neutral = rng.choice(NEUTRAL_FLAGS)
+    both = " ".join(rng.sample([OWN_FUSIONS, rng.choice(NEUTRAL_FLAGS)], 2))
     try:
         # One after the other: a learner's function may set os.environ.
-        default, own = fn(""), fn(OWN_FUSIONS)
+        default, other, own = fn(""), fn(neutral), fn(both)
     except Exception as err:
         return learner_error(name, err, hint)
-    default, own = as_mapping(default), as_mapping(own)
+    default, other, own = map(as_mapping, (default, other, own))
+    found = (f"no flag: {default}; {neutral}: {other}; {both!r}: {own}")
     if "kCustom" not in default or "kCustom" in own or "kLoop" not in own:
-        return Outcome(name, "fail", f"no flag: {default}; with the flag: "
-                       f"{own}", hint)
-    return Outcome(name, "pass", f"no flag: {default}; with it: {own}")
+        return Outcome(name, "fail", found, hint)
+    if other != default:
+        return Outcome(name, "fail", found, "A flag that does not touch "
+                       "fusions should report what no flag reports: read "
+                       "the kinds from the compiled module, not from the "
+                       "flag's text.")
+    return Outcome(name, "pass", found)
 
 
 FLAG_REACHES_XLA = Exercise(

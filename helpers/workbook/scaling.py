@@ -19,6 +19,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from helpers import hlo, meshes, sendrecv
+from helpers.answers import WrongAnswer, as_mapping, describe
 from helpers.exercises import Exercise, Outcome, learner_error, not_graded
 from helpers.workbook.collectives import collective_counts, on_each_device
 
@@ -56,12 +57,44 @@ def _block_case() -> tuple[jax.Array, jax.Array, jax.Array]:
             jax.random.normal(k3, (BATCH, WIDTH)))
 
 
+SPECS_HINT = ("Return {'w_in': PartitionSpec(...), 'w_out': "
+              "PartitionSpec(...)}, one spec per weight.")
+
+
+def _block_specs(specs_fn: Callable[[], Any]) -> dict[str, P]:
+    """The learner's specs as PartitionSpecs: a plain tuple or list means
+    the same as a PartitionSpec of its entries, and None means
+    replicated.
+
+    Raises:
+        WrongAnswer: not a dict of w_in and w_out, or a value that is no
+            spec (a string, a number, a NamedSharding...).
+    """
+    specs = as_mapping(specs_fn(), keys=("w_in", "w_out"))
+    out = {}
+    for key, spec in specs.items():
+        if spec is None:
+            spec = P()
+        elif isinstance(spec, (tuple, list)) and not isinstance(spec, P):
+            spec = P(*spec)
+        if not isinstance(spec, P):
+            raise WrongAnswer(f"'{key}' is {describe(spec)}; expected a "
+                              "PartitionSpec such as P(None, 'model')")
+        out[key] = spec
+    return out
+
+
 def _sharded_block(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
     name = "weights split over 4 devices; one all-reduce, nothing else"
     hint = ("Split w_in by its columns and w_out by its rows: each device "
             "then computes a partial sum of the whole output.")
     try:
-        specs = specs_fn()
+        specs = _block_specs(specs_fn)
+    except WrongAnswer as err:
+        return Outcome(name, "fail", str(err), SPECS_HINT)
+    except Exception as err:  # the learner's function raised
+        return learner_error(name, err, SPECS_HINT)
+    try:
         mesh = _mesh("model")
         w_in, w_out, x = _block_case()
         w_in, w_out = (jax.device_put(w, NamedSharding(mesh, specs[k]))
@@ -86,7 +119,10 @@ def _sharded_block(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
 def _block_numbers(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
     name = "the sharded block computes the same numbers"
     try:
-        specs = specs_fn()
+        specs = _block_specs(specs_fn)
+    except WrongAnswer as err:
+        return Outcome(name, "fail", str(err), SPECS_HINT)
+    try:
         mesh = _mesh("model")
         w_in, w_out, x = _block_case()
         want = block(w_in, w_out, x)
@@ -94,8 +130,7 @@ def _block_numbers(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
             w, NamedSharding(mesh, specs[k])) for w, k in
             ((w_in, "w_in"), (w_out, "w_out"))), x)
     except Exception as err:
-        return learner_error(name, err, "Return a dict with keys 'w_in' "
-                             "and 'w_out' whose values are PartitionSpecs.")
+        return learner_error(name, err, SPECS_HINT)
     ok = np.allclose(got, want, rtol=1e-4, atol=1e-5)
     return Outcome(name, "pass" if ok else "fail",
                    "agrees with one device" if ok else "differs")

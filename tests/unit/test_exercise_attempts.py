@@ -49,6 +49,11 @@ def rms_python_loop(x):
     return jnp.sqrt(total / x.shape[0])
 
 
+def rms_as_a_float(x):
+    # right numbers eagerly, but float() of a traced value cannot compile
+    return jnp.sqrt(float(jnp.mean(x * x)))
+
+
 def rms_norm(x):
     return jnp.linalg.norm(x) / jnp.sqrt(x.size)
 
@@ -616,6 +621,11 @@ def fusions_under_constant(xla_flags):
     return {"kLoop": 1}
 
 
+def fusions_under_any_flag(xla_flags):
+    # hard-coded from the flag's text: any flag "changes" the fusions
+    return {"kLoop": 3} if xla_flags else {"kCustom": 1}
+
+
 def _compile_reduction_here(options):
     fn, args = flags._reduction(64)
     args = jax.device_put(args, jax.devices("cpu")[0])
@@ -624,8 +634,13 @@ def _compile_reduction_here(options):
 
 def fusions_under_compiler_options(xla_flags):
     # XLA_FLAGS parsed into per-compilation options: same effect, no child
-    options = dict(flag.removeprefix("--").split("=", 1)
-                   for flag in xla_flags.split())
+    def value(text):
+        return {"true": True, "false": False}.get(text, text)
+
+    options = {}
+    for flag in xla_flags.split():
+        key, _, text = flag.removeprefix("--").partition("=")
+        options[key] = value(text) if "=" in flag else True
     return flags.facts(_compile_reduction_here(options))["fusion kinds"]
 
 
@@ -691,6 +706,15 @@ def specs_only_w_in():
 
 def specs_short_form():
     return {"w_out": P("model"), "w_in": P(None, "model")}
+
+
+def specs_plain_tuples():
+    # tuples and lists mean what PartitionSpecs of them mean
+    return {"w_in": (None, "model"), "w_out": ["model", None]}
+
+
+def specs_axis_names_only():
+    return {"w_in": "model", "w_out": "model"}
 
 
 def specs_tuple_axis():
@@ -817,7 +841,8 @@ ATTEMPTS = {
     "rms": {"starter": "Square first",
             "wrong": {rms_no_square: "Square first",
                       rms_no_root: "Square first",
-                      rms_python_loop: "no Python loop"},
+                      rms_python_loop: "no Python loop",
+                      rms_as_a_float: "instead of float()"},
             "right": [rms_norm, rms_dot]},
     "time_call": {"starter": "block_until_ready",
                   "wrong": {timer_with_compile: "Leave the first",
@@ -909,7 +934,9 @@ ATTEMPTS = {
                                 fusions_under_child_without_flags:
                                     "in a new process",
                                 fusions_under_constant:
-                                    "in a new process"},
+                                    "in a new process",
+                                fusions_under_any_flag:
+                                    "not from the flag's text"},
                       "right": [fusions_under_compiler_options,
                                 fusions_under_subprocess]},
     "known": {"starter": "helpers.xla_flags.unknown",
@@ -921,8 +948,10 @@ ATTEMPTS = {
     "block_specs": {"starter": "w_out by its rows",
                     "wrong": {specs_swapped: "w_out by its rows",
                               specs_both_columns: "w_out by its rows",
-                              specs_only_w_in: "w_out by its rows"},
-                    "right": [specs_short_form, specs_tuple_axis]},
+                              specs_only_w_in: "w_out by its rows",
+                              specs_axis_names_only: "one spec per weight"},
+                    "right": [specs_short_form, specs_tuple_axis,
+                              specs_plain_tuples]},
     "pass_along": {"starter": "edge 3 -> 0",
                    "wrong": {pass_along_forward_only: "reach the next one",
                              pass_along_nothing: "reach the next one",

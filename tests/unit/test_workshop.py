@@ -6,6 +6,7 @@ import re
 import time
 from pathlib import Path
 
+import jax.numpy as jnp
 import pytest
 
 from helpers import workshop
@@ -84,6 +85,19 @@ def test_the_dashboard_checks_an_answer_again_only_when_redefined():
     assert again.set_index("answer").loc["rms", "status"] == "passed"
     answers["rms"] = using.starter  # redefined: graded afresh
     assert workshop.progress(answers).set_index("answer").loc[
+        "rms", "status"] == "not yet"
+
+
+def test_a_redefined_helper_of_an_answer_is_graded_afresh():
+    # a notebook's namespace: rms calls square, defined beside it
+    notebook = {"jnp": jnp}
+    exec("def square(x):\n    return x * x\n"
+         "def rms(x):\n    return jnp.sqrt(jnp.mean(square(x)))\n",
+         notebook)
+    assert workshop.progress(notebook).set_index("answer").loc[
+        "rms", "status"] == "passed"
+    exec("def square(x):\n    return x\n", notebook)  # rms unchanged
+    assert workshop.progress(notebook).set_index("answer").loc[
         "rms", "status"] == "not yet"
 
 
