@@ -934,7 +934,7 @@ ATTEMPTS = {
                                 fusions_under_child_without_flags:
                                     "in a new process",
                                 fusions_under_constant:
-                                    "in a new process",
+                                    "from the compiled module",
                                 fusions_under_any_flag:
                                     "not from the flag's text"},
                       "right": [fusions_under_compiler_options,
