@@ -111,16 +111,25 @@ def table(profile_dir: str | Path, tool: str) -> pd.DataFrame:
 
     Raises:
         ValueError: the tool has no rows for this profile (on a CPU, the
-            device tables are empty: XLA:CPU runs on host threads), or
-            the conditions of `tables`.
+            device tables are empty: XLA:CPU runs on host threads; some
+            are empty for a GPU profile too), or the conditions of
+            `tables`.
     """
     frame = tables(profile_dir, tool)[0]
     if frame.empty:
-        platform = frame.attrs.get("device_type", "this platform")
-        raise ValueError(f"XProf's {tool} has no rows for this profile "
-                         f"({platform}): its device analyses need a GPU "
-                         "or TPU profile; on a CPU read the trace events "
-                         "with helpers.trace.load")
+        planes = [name for path in xplane_files(profile_dir)
+                  for name in plane_names(path)]
+        if any(name.startswith("/device:GPU") for name in planes):
+            why = ("this GPU profile has kernels, but XProf computes no "
+                   f"{tool} rows for it (so with xprof 2.24.2 and jax "
+                   "0.11.2 on an H100, first GPU visit); kernel_stats and "
+                   "helpers.trace.load read the kernels")
+        else:
+            why = ("no GPU or TPU in it: XLA:CPU runs on host threads, "
+                   "which XProf's device analyses leave out; read the "
+                   "trace events with helpers.trace.load")
+        raise ValueError(f"XProf's {tool} has no rows for this profile: "
+                         f"{why}")
     return frame
 
 

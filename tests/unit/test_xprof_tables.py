@@ -3,6 +3,7 @@ GPU-shaped table and xplane written by hand, and the errors for bad
 input."""
 
 import json
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -149,3 +150,25 @@ def test_chapter_3_xprof_count_gives_the_reason_on_a_cpu(cpu_profile):
 
     reason = launches_gpu.xprof_launches(str(cpu_profile), steps=3)
     assert isinstance(reason, str) and "kernel_stats has no rows" in reason
+
+
+H100_PROFILE = (Path(__file__).resolve().parents[2] / "recorded" /
+                "nvidia-h100-80gb-hbm3" / "04_profiling" / "profile")
+
+
+@pytest.mark.skipif(not H100_PROFILE.exists(),
+                    reason="no recorded H100 profile in this checkout")
+def test_the_recorded_h100_profile_gives_xprof_kernel_tables():
+    """The trimmed xplane chapter 4 keeps from the first GPU visit (jax
+    0.11.2, an H100): XProf reads its kernels here, with no GPU."""
+    assert xt.plane_names(xt.xplane_files(H100_PROFILE)[0]) == [
+        "/host:metadata", "/device:GPU:0"]
+    kernels = xt.table(H100_PROFILE, "kernel_stats")
+    assert len(kernels) >= 10
+    assert kernels["is_kernel_using_tensor_core"].any()  # the TF32 GEMMs
+    assert (kernels["registers_per_thread"] > 0).all()
+    assert (kernels["occupancy_pct"] > 0).all()
+    assert (kernels["occurrences"] > 0).all()
+    # hlo_stats came back empty for this GPU profile: the reason says so
+    with pytest.raises(ValueError, match="this GPU profile has kernels"):
+        xt.table(H100_PROFILE, "hlo_stats")
