@@ -109,6 +109,36 @@ def test_benchmark_rotates_inputs():
     assert seen == [0, 1, 2, 0, 1, 2, 0, 1, 2]
 
 
+def test_back_to_back_calls_make_one_sample_their_mean():
+    # first call 5 s; then each sample of 4 calls reads the clock twice
+    clock = FakeClock([0, 5] + [0, 8] * 3)
+    calls = []
+
+    def f():
+        calls.append(1)
+        return np.ones(1)
+
+    t = benchmark(f, warmup=0, repeat=3, clock=clock, calls_per_sample=4)
+    assert t.times == (2, 2, 2)
+    assert len(calls) == 1 + 3 * 4
+    with pytest.raises(ValueError, match="calls_per_sample must be"):
+        benchmark(f, calls_per_sample=0)
+
+
+def test_back_to_back_calls_with_donated_inputs_wait_for_what_is_alive():
+    # each call donates the previous result: only the last one is alive
+    state = {"x": jnp.zeros(1000)}
+    step = jax.jit(lambda x: x + 1, donate_argnums=0)
+
+    def f():
+        state["x"] = step(state["x"])
+        return state["x"]
+
+    t = benchmark(f, warmup=1, repeat=3, calls_per_sample=5)
+    assert t.n == 3
+    assert float(state["x"][0]) == 1 + 1 + 3 * 5
+
+
 def test_benchmark_rejects_bad_input():
     with pytest.raises(TypeError, match="needs a function"):
         benchmark(jnp.ones(3))
