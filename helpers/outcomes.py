@@ -56,6 +56,12 @@ class Outcome:
                              f"{self.status!r}")
 
 
+TRACED_VALUE_HINT = ("Compiled code sees arrays without their values: "
+                     "return a JAX array instead of float(), int() or "
+                     ".item(), and use jnp.where or lax.cond instead of an "
+                     "if on a value.")
+
+
 def learner_error(criterion: str, err: BaseException, hint: str = ""
                   ) -> Outcome:
     """A failed `Outcome` for an exception the learner's code raised: its
@@ -63,13 +69,11 @@ def learner_error(criterion: str, err: BaseException, hint: str = ""
     Criteria call it rather than let the exception escape the check.
 
     A traced value turned into a Python one (``float(x)``, ``if x > 0``,
-    ``.item()``) gets its own hint: the criterion's hint would be about
-    something else, and the fix is always the same."""
+    ``.item()``) gets that said first, before the criterion's hint, which
+    may be about something else: the fix is always the same."""
     first_line = (str(err).splitlines() or [""])[0]
     if _is_tracer_conversion(err):
-        hint = ("Compiled code sees arrays without their values: return a "
-                "JAX array instead of float(), int() or .item(), and use "
-                "jnp.where or lax.cond instead of an if on a value.")
+        hint = " ".join(part for part in (TRACED_VALUE_HINT, hint) if part)
     return Outcome(criterion, "fail", f"your function raised "
                    f"{type(err).__name__}: {first_line}", hint,
                    error="".join(traceback.format_exception(err)))
