@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 .PHONY: book test test-quick test-newest test-gpu goals notebooks record sync install \
-	cross clean help
+	cross browser screenshots clean help
 
 help:
 	@echo "make book       build the HTML book into _build/html"
@@ -19,6 +19,7 @@ help:
 	@echo "make test-gpu   on a GPU: strict notebook checks and GPU tests"
 	@echo "make goals      each chapter's goal, from its executed notebook"
 	@echo "make sync       bring each chapter's twins together (last edit wins)"
+	@echo "make screenshots  a PNG of every built page, in _build/screenshots"
 
 # A virtual environment with the helpers package and the book's tools.
 $(STAMP): pyproject.toml
@@ -37,12 +38,17 @@ cross: $(STAMP)
 
 install: $(STAMP) cross
 
+# Headless Chromium and its driver for the browser test of the built book
+# (scripts/browse_book.py): Debian's packages, installed when missing.
+browser:
+	@scripts/browser_packages.sh
+
 book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
 	@echo "The book is in _build/html: open _build/html/index.html"
 
 # BOOK_DRY_RUN: the chapters also run their GPU code paths here (dry run).
-test: $(STAMP) cross
+test: $(STAMP) cross browser
 	$(PY) -m ruff check .
 	BOOK_DRY_RUN=1 $(PY) -m pytest tests chapters helpers --nbval-lax \
 	  --doctest-modules -p no:cacheprovider
@@ -82,6 +88,10 @@ test-gpu: $(STAMP)
 
 goals: $(STAMP)
 	$(PY) -m helpers.goals chapters
+
+# For authors: look at every page as a reader sees it (scripts/browse_book.py).
+screenshots: book browser
+	$(PY) scripts/browse_book.py screenshots _build/html _build/screenshots
 
 clean:
 	rm -rf _build

@@ -1,4 +1,7 @@
-"""The book builds from the stored outputs, with warnings as errors."""
+"""The book builds from the stored outputs, with warnings as errors, and
+reads finished in a real browser (headless Chromium, scripts/browse_book.py):
+no output wider than the column, no broken image, no unrendered MyST, no
+solution open, no blank where a recording belongs."""
 
 import shutil
 import subprocess
@@ -7,20 +10,30 @@ from pathlib import Path
 
 import pytest
 
+from scripts import browse_book
+
 ROOT = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.slow
 
-@pytest.mark.slow
-def test_book_builds_without_warnings(tmp_path):
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory):
+    """The book built once for this module, with warnings as errors."""
+    out = tmp_path_factory.mktemp("book")
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     command = [str(jupyter_book) if jupyter_book.exists() else
                shutil.which("jupyter-book"), "build", str(ROOT),
-               "--path-output", str(tmp_path), "--warningiserror",
-               "--nitpick", "--keep-going"]
+               "--path-output", str(out), "--warningiserror", "--nitpick",
+               "--keep-going"]
     result = subprocess.run(command, capture_output=True, text=True,
                             timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr
-    html = tmp_path / "_build" / "html"
+    return out / "_build" / "html"
+
+
+def test_book_builds_without_warnings(built_book):
+    html = built_book
     measuring = (html / "chapters" / "01_measuring.html").read_text()
     # the prose carries the glued numbers, and the Colab button is there
     assert "GB/s" in measuring and "colab.research.google.com" in measuring
@@ -36,3 +49,24 @@ def test_book_builds_without_warnings(tmp_path):
         assert "widget-view+json" not in page.read_text(), page.name
     fusion = (html / "chapters" / "02_fusion.html").read_text()
     assert "Controls, live when the page runs" in fusion
+
+
+def test_every_page_reads_finished_in_a_browser(built_book):
+    found = browse_book.problems(built_book)
+    assert not found, "\n".join(map(str, found))
+
+
+def test_every_chapter_and_the_references_are_pages(built_book):
+    names = {str(p.relative_to(built_book))
+             for p in browse_book.pages(built_book)}
+    assert "references.html" in names
+    assert {f"chapters/{p.stem}.html"
+            for p in (ROOT / "chapters").glob("*.ipynb")} <= names
+
+
+def test_citations_link_to_the_references(built_book):
+    fusion = (built_book / "chapters" / "02_fusion.html").read_text()
+    references = (built_book / "references.html").read_text()
+    assert "references.html#id" in fusion  # a {cite} became a link
+    assert "https://github.com/jax-ml/jax/issues/7024" in references
+    assert "Noether" in references and "Holm" in references

@@ -1,0 +1,69 @@
+"""The checker that reads the built book in headless Chromium
+(scripts/browse_book.py), on small pages written here with one fault each,
+so a checker that sees nothing fails. tests/test_book_build.py runs it on
+the book itself.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from scripts import browse_book
+
+pytestmark = pytest.mark.slow
+
+# A page shaped like the book's: an article column and cell outputs.
+PAGE = """<!doctype html><html><body style="margin:0">
+<main><article class="bd-article" style="width:600px">
+<p>Some prose.</p>
+<div class="cell_output">{output}</div>
+</article></main></body></html>"""
+
+FAULTS = {
+    "wide": ("<pre style='white-space:pre;overflow:auto'>" + "x" * 400
+             + "</pre>", "output wider than the column"),
+    "image": ("<img src='missing.png'>", "image not loaded"),
+    "role": ("<p>It took {glue:text}`k25_ms` ms.</p>", "literal MyST syntax"),
+    "blank": ("<p>On the GPU it took (no recording yet) ms.</p>",
+              "missing-recording blank"),
+    "open_solution": ("<details open><summary>Solution of Exercise 1.1"
+                      "</summary><pre>def solution(): ...</pre></details>",
+                      "solution visible without a click"),
+}
+
+
+def _book(folder: Path, outputs: dict[str, str]) -> Path:
+    (folder / "index.html").write_text(PAGE.format(output="<p>home</p>"))
+    for name, output in outputs.items():
+        (folder / f"{name}.html").write_text(PAGE.format(output=output))
+    return folder
+
+
+def test_the_checker_finds_each_fault_on_its_page(tmp_path):
+    book = _book(tmp_path, {name: html for name, (html, _) in FAULTS.items()})
+    found = browse_book.problems(book)
+    by_page = {Path(p.page).stem: p.kind for p in found}
+    assert by_page == {name: kind for name, (_, kind) in FAULTS.items()}
+
+
+def test_the_checker_passes_a_clean_page_and_a_closed_solution(tmp_path):
+    book = _book(tmp_path, {
+        "clean": "<pre>short line</pre><table><tr><td>1.0</td></tr></table>",
+        "closed": "<details><summary>Solution of Exercise 1.1</summary>"
+                  "<pre>def solution(): ...</pre></details>",
+        "explained": "<p>Without a recording the cell says “no recording "
+                     "yet”.</p>"})
+    assert browse_book.problems(book) == []
+
+
+def test_a_folder_without_a_book_gets_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="make book"):
+        browse_book.pages(tmp_path)
+
+
+def test_screenshots_are_written_for_every_page(tmp_path):
+    (tmp_path / "html").mkdir()
+    book = _book(tmp_path / "html", {"one": "<p>one</p>"})
+    shots = browse_book.screenshots(book, tmp_path / "shots")
+    assert sorted(p.name for p in shots) == ["index.png", "one.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in shots)
