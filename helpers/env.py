@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -219,16 +220,53 @@ def missing_packages(packages: dict[str, str] | None = None) -> list[str]:
             if importlib.util.find_spec(module) is None]
 
 
+# The oldest JAX the book runs on: pyproject.toml's "jax>=0.10" (a test
+# keeps the two equal). CI tests this end and the newest release.
+JAX_MINIMUM = (0, 10)
+
+
+def jax_version_problem(version: str | None = None) -> str | None:
+    """What is wrong with the installed JAX for this book, and what to do,
+    or None when it is new enough.
+
+    Example:
+        >>> jax_version_problem("0.4.35").split(":")[0]
+        'JAX 0.4.35 is older than the book needs (0.10 or newer)'
+        >>> jax_version_problem("0.12.0") is None
+        True
+    """
+    if version is None:
+        import jax
+        version = jax.__version__
+    numbers = tuple(int(part) for part in
+                    re.findall(r"\d+", version)[:len(JAX_MINIMUM)])
+    if numbers >= JAX_MINIMUM:
+        return None
+    needed = ".".join(map(str, JAX_MINIMUM))
+    return (f"JAX {version} is older than the book needs ({needed} or "
+            f"newer): run `pip install -U \"jax[cuda12]\"` (on a GPU) or "
+            "`pip install -U jax` (CPU), then restart the kernel (Colab: "
+            "Runtime > Restart session) and run this cell again.")
+
+
 def colab_setup(packages: dict[str, str] | None = None) -> list[str]:
-    """Install what a chapter needs and Colab lacks; do nothing elsewhere.
+    """Check JAX, then install what a chapter needs and Colab lacks.
 
     Colab ships jax with CUDA, numpy, scipy, pandas and matplotlib. This
     installs the rest with pip, quietly, only on Colab (a local machine is
     set up by ``make book`` and should not be changed behind your back).
 
+    Raises:
+        RuntimeError: the installed JAX is older than `JAX_MINIMUM`; the
+            message says how to upgrade. Checked everywhere, since every
+            chapter's first cell calls this.
+
     Returns:
         The pip names that were installed (empty outside Colab).
     """
+    problem = jax_version_problem()
+    if problem is not None:
+        raise RuntimeError(problem)
     if not in_colab():
         return []
     missing = missing_packages(packages)

@@ -109,6 +109,16 @@ def judge(goal: Goal, values: dict[str, str]) -> str:
     return "met" if goal.met(values) else "not met"
 
 
+def _measured(goal: Goal, values: dict[str, str]) -> str:
+    """The goal's glued values as the table shows them: a value still
+    waiting for its GPU recording is named as such, not left blank."""
+    return "; ".join(
+        f"{name} = " + ("waiting for a GPU recording"
+                        if values.get(name) == MISSING
+                        else values.get(name, "?"))
+        for name in goal.names)
+
+
 def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
     """One row per goal: the goal, the glued values, the run that produced
     them and the verdict."""
@@ -117,8 +127,7 @@ def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
         path = chapters / f"{goal.chapter}.ipynb"
         values = glued(path) if path.exists() else {}
         rows.append({"chapter": goal.chapter, "goal": goal.goal,
-                     "measured": "; ".join(f"{n} = {values.get(n, '?')}"
-                                           for n in goal.names),
+                     "measured": _measured(goal, values),
                      "run": provenance(path) if path.exists() else "",
                      "verdict": judge(goal, values)})
     return pd.DataFrame(rows).set_index("chapter")

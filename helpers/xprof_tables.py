@@ -21,9 +21,13 @@ GPU profile's size, so a recording can keep its xplane file.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +46,25 @@ TOOLS = {
 }
 # XProf's GViz types, as pandas dtypes.
 _DTYPES = {"number": "float64", "string": "string", "boolean": "boolean"}
+# The columns a page shows of each tool's main table (`key_columns`): what
+# the chapter discusses, out of XProf's 15 to 30.
+KEY_COLUMNS = {
+    "kernel_stats": ("kernel_name", "registers_per_thread", "shmem_bytes",
+                     "block_dim", "grid_dim", "occupancy_pct",
+                     "is_kernel_using_tensor_core", "occurrences",
+                     "total_duration_us"),
+    "hlo_stats": ("category", "hlo_op_name", "occurrences", "total_time_us",
+                  "model_flop_rate", "measured_memory_bw_GiB_s",
+                  "bound_by"),
+    "framework_op_stats": ("host_or_device", "type", "operation",
+                           "occurrences", "total_time_us",
+                           "total_self_time_us"),
+    "roofline_model": ("category", "operation", "occurrences",
+                       "total_time_us", "measured_flop_rate_GFLOP_s",
+                       "measured_memory_bw_GiB_s",
+                       "operational_intensity_FLOP_Byte", "bound_by",
+                       "roofline_efficiency"),
+}
 # Planes `trim` keeps: the devices, and the HLO modules XProf needs to
 # name ops (the host threads are the bulk of a profile and are dropped).
 KEPT_PLANES = ("/device:", "/host:metadata")
@@ -93,10 +116,13 @@ def tables(profile_dir: str | Path, tool: str) -> list[pd.DataFrame]:
     files = [str(p) for p in xplane_files(profile_dir)]
     converter = _converter()
     try:
-        raw, _ = converter.xspace_to_tool_data(files, tool, {})
+        with _native_log() as log:
+            raw, _ = converter.xspace_to_tool_data(files, tool, {})
     except Exception as err:  # XProf reports a bad file in its own words
         raise ValueError(f"XProf could not read {files} as a profile: "
-                         f"{type(err).__name__}: {err}") from err
+                         f"{type(err).__name__}: {err}"
+                         + (f"\nXProf's log:\n{log.text}" if log.text
+                            else "")) from err
     if not raw:
         raise ValueError(f"XProf's {tool} made nothing of {files}: is it "
                          "an xplane.pb written by jax.profiler?")
@@ -133,13 +159,55 @@ def table(profile_dir: str | Path, tool: str) -> pd.DataFrame:
     return frame
 
 
+def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:
+    """The columns of ``tool``'s table that a page shows (`KEY_COLUMNS`),
+    those this XProf wrote, in that order.
+
+    Raises:
+        ValueError: ``tool`` has no key columns, or the frame has none of
+            them (it is another tool's table).
+    """
+    if tool not in KEY_COLUMNS:
+        raise ValueError(f"no key columns for {tool!r}; choose one of "
+                         f"{sorted(KEY_COLUMNS)}")
+    kept = [c for c in KEY_COLUMNS[tool] if c in frame.columns]
+    if not kept:
+        raise ValueError(f"this table has none of {tool}'s columns "
+                         f"{KEY_COLUMNS[tool]}: is it another tool's?")
+    return frame[kept]
+
+
+class _Log:
+    text = ""
+
+
+@contextlib.contextmanager
+def _native_log() -> Iterator[_Log]:
+    """Hold what XProf's C++ code writes to the process's stderr (notes
+    such as "falling back to legacy"), so a page shows it only with the
+    error it explains."""
+    log = _Log()
+    with tempfile.TemporaryFile() as held:
+        saved = os.dup(2)
+        os.dup2(held.fileno(), 2)
+        try:
+            yield log
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            log.text = held.read().decode(errors="replace").strip()
+
+
 def _column_name(column: dict[str, Any]) -> str:
     """XProf's id, with the unit its label states: ``total_time`` labelled
-    "Total time (us)" becomes ``total_time_us``."""
+    "Total time (us)" becomes ``total_time_us``, and a label in μs on an id
+    already in us adds nothing."""
     name = column["id"]
     unit = re.search(r"\(([^()]+)\)\s*$", column.get("label", ""))
     if unit:
-        suffix = re.sub(r"\W+", "_", unit.group(1).strip()).strip("_")
+        spelled = unit.group(1).strip().replace("μ", "u").replace("µ", "u")
+        suffix = re.sub(r"\W+", "_", spelled).strip("_")
         if suffix and not name.lower().endswith(suffix.lower()):
             name = f"{name}_{suffix}"
     return name

@@ -120,14 +120,14 @@ def make_loop_starter() -> Callable[..., jax.Array]:
     """Return the thread's loop, jitted, to be called as
     ``loop(weights, key, 200)``."""
     from helpers.workbook import launches
-    return jax.jit(launches._while_loop)  # steps arrives traced
+    return jax.jit(launches.run_steps)  # steps arrives traced
 
 
 def make_loop_solution() -> Callable[..., jax.Array]:
     """With ``steps`` static, the bound is a constant of the program; XLA
     proves the trip count and skips the condition's round trip."""
     from helpers.workbook import launches
-    return jax.jit(launches._while_loop, static_argnums=2)
+    return jax.jit(launches.run_steps, static_argnums=2)
 
 
 def _trip_count(make_loop: Callable[[], Callable[..., jax.Array]]
@@ -272,13 +272,13 @@ OWN_FUSIONS = "--xla_cpu_experimental_ynn_fusion_type="
 
 
 def fusions_under_starter(flags: str) -> dict[str, int]:
-    """Fusion kinds of flags._reduction compiled for the CPU under
+    """Fusion kinds of flags.reduction_program compiled for the CPU under
     XLA_FLAGS=flags."""
     import os
 
     from helpers.workbook import flags as chapter
     os.environ["XLA_FLAGS"] = flags  # too late: JAX has started
-    fn, args = chapter._reduction(64)
+    fn, args = chapter.reduction_program(64)
     args = jax.device_put(args, jax.devices("cpu")[0])
     text = fn.lower(*args).compile().as_text()
     os.environ.pop("XLA_FLAGS")

@@ -43,14 +43,14 @@ def _small_kernels(n: int) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     return jax.jit(lambda x: jax.lax.fori_loop(0, 100, body, x)), (x,)
 
 
-def _reduction(n: int) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+def reduction_program(n: int) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     """Elementwise work then a column sum: one fusion or several."""
     return (jax.jit(lambda x: jnp.sum(jnp.tanh(x) * 2 + 1, axis=0)),
             (jnp.ones((n, n)),))
 
 
 PROGRAMS = {"matmul_epilogue": _matmul_epilogue,
-            "small_kernels": _small_kernels, "reduction": _reduction}
+            "small_kernels": _small_kernels, "reduction": reduction_program}
 
 
 def facts(text: str) -> dict[str, Any]:
@@ -175,7 +175,7 @@ def _own_fusions(make_options: Callable[[], dict[str, Any]]) -> Outcome:
     hint = ("Look through helpers.flag_registry.table(): one CPU flag "
             "decides which operations go to a library as one kCustom "
             "fusion. Pass it without the leading '--'.")
-    fn, args = _reduction(64)
+    fn, args = reduction_program(64)
     cpu = jax.devices("cpu")[0]
     args = jax.device_put(args, cpu)
     try:

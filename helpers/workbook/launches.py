@@ -47,7 +47,7 @@ def force(pos: Weights, momentum: jax.Array) -> jax.Array:
     return jax.nn.sigmoid(hidden @ pos["w_out"])
 
 
-def _split_step(weights: Weights, carry: tuple[jax.Array, jax.Array]
+def split_step(weights: Weights, carry: tuple[jax.Array, jax.Array]
                 ) -> tuple[jax.Array, jax.Array]:
     """The thread's step: split the key, softplus, MLP, add noise."""
     momentum, key = carry
@@ -62,11 +62,11 @@ def _start(weights: Weights) -> jax.Array:
 
 # --- the variants: (weights, key, steps) -> final momentum -----------------
 
-def _while_loop(weights: Weights, key: jax.Array, steps: Any) -> jax.Array:
+def run_steps(weights: Weights, key: jax.Array, steps: Any) -> jax.Array:
     """The thread's loop: `lax.while_loop` counting up to ``steps``."""
     def body(state):
         i, momentum, key = state
-        return (i + 1, *_split_step(weights, (momentum, key)))
+        return (i + 1, *split_step(weights, (momentum, key)))
 
     _, momentum, _ = jax.lax.while_loop(lambda s: s[0] < steps, body,
                                         (0, _start(weights), key))
@@ -74,16 +74,16 @@ def _while_loop(weights: Weights, key: jax.Array, steps: Any) -> jax.Array:
 
 
 # The thread's program: the bound is a traced value, known only at run time.
-while_traced = jax.jit(_while_loop)
+while_traced = jax.jit(run_steps)
 # The same loop with ``steps`` static: XLA can prove the trip count.
-while_static = jax.jit(_while_loop, static_argnums=2)
+while_static = jax.jit(run_steps, static_argnums=2)
 
 
 @functools.partial(jax.jit, static_argnums=2)
 def scan_split(weights: Weights, key: jax.Array, steps: int) -> jax.Array:
     """`lax.scan` with a static length; still a key split every step."""
     (momentum, _), _ = jax.lax.scan(
-        lambda c, _: (_split_step(weights, c), None),
+        lambda c, _: (split_step(weights, c), None),
         (_start(weights), key), length=steps)
     return momentum
 

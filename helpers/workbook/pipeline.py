@@ -86,7 +86,7 @@ def psend_edges(stages: int) -> tuple[Edge, Edge]:
     return to_next, ppermute_edges(stages)[1]
 
 
-def _stage_loop(w: jax.Array, inputs: jax.Array, *, repeats: int,
+def stage_loop(w: jax.Array, inputs: jax.Array, *, repeats: int,
                 layers: int, edges: tuple[Edge, Edge]) -> jax.Array:
     """One device's part of the pipeline; returns its output buffer."""
     to_next, to_first = edges
@@ -138,7 +138,7 @@ def pipeline(mesh: jax.sharding.Mesh, *, repeats: int, layers: int,
                              f" microbatches as stages; got "
                              f"{inputs.shape[0]} for {stages} stages.")
         body = jax.shard_map(
-            lambda w, x: _stage_loop(w, x, repeats=repeats, layers=layers,
+            lambda w, x: stage_loop(w, x, repeats=repeats, layers=layers,
                                      edges=edges),
             mesh=mesh, in_specs=(P(AXIS), P()), out_specs=P(AXIS),
             check_vma=False)

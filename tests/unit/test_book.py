@@ -20,3 +20,75 @@ def test_glue_text_formats_or_says_missing():
     assert glue_text("some_ms", 1.23456, ".2f") == "1.23"
     assert glue_text("some_ms", None) == "(no recording yet)"
     assert glue_text("some_ms", None, missing="n/a") == "n/a"
+
+
+def test_number_rounds_to_three_significant_figures():
+    assert [book.number(v) for v in (1651.234, 0.46213, 12.0, 0.0)] == [
+        "1651", "0.462", "12", "0"]
+    assert book.number(12.5) == "12.5"
+    assert book.number(2.5e-7) == "2.5e-07"
+    assert book.number(3.2e9) == "3.2e+09"
+    assert book.number(np.float32(18.75)) == "18.8"
+    assert book.number("kLoop") == "kLoop" and book.number(None) == "None"
+    assert book.number(float("nan")) == "nan"
+
+
+def test_tidy_hides_a_meaningless_index_and_keeps_a_real_one():
+    import pandas as pd
+
+    plain = book.tidy(pd.DataFrame({"ms": [1.23456, 20.5]})).to_html()
+    assert "1.23" in plain and "1.23456" not in plain and "20.5" in plain
+    assert ">0<" not in plain  # no 0..n-1 row labels
+    named = book.tidy(pd.DataFrame({"ms": [1.0]}, index=["einsum"]))
+    assert "einsum" in named.to_html()
+    with pytest.raises(TypeError, match="DataFrame"):
+        book.tidy([1, 2])
+
+
+def test_tidy_display_is_a_no_op_outside_ipython():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    InteractiveShell.clear_instance()  # another test may have made one
+    assert book.tidy_display() is False
+
+
+def test_tidy_display_routes_dataframes_through_tidy():
+    import pandas as pd
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        assert book.tidy_display() is True
+        html, _ = shell.display_formatter.format(
+            pd.DataFrame({"ms": [0.123456]}))
+        assert "0.123" in html["text/html"]
+        assert "0.123456" not in html["text/html"]
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_show_code_highlights_public_functions_only():
+    from helpers.workbook import launches
+
+    shown = book.show_code(launches.split_step, launches.run_steps)
+    assert shown.data.startswith("def split_step(")
+    assert "def run_steps(" in shown.data
+    assert 'class="highlight"' in shown._repr_html_()
+    with pytest.raises(ValueError, match="private"):
+        book.show_code(book._unnamed_rows)
+    with pytest.raises(TypeError, match="one or more"):
+        book.show_code()
+    with pytest.raises(TypeError, match="functions or classes"):
+        book.show_code("launches.split_step")
+
+
+def test_glue_result_is_the_paragraph_or_one_notice():
+    done = book.glue_result("gpu_wall", "On the GPU: a faster.",
+                            will_show="Which is faster.")
+    assert done == "On the GPU: a faster."
+    waiting = book.glue_result("gpu_wall", None, will_show="Which is faster.")
+    assert waiting.startswith(":::{admonition} " + book.WAITING_TITLE)
+    assert "Which is faster." in waiting and "make record" in waiting
+    assert "(no recording yet)" not in waiting
+    with pytest.raises(ValueError, match="will_show"):
+        book.glue_result("gpu_wall", None, will_show=" ")

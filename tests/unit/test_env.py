@@ -87,3 +87,30 @@ def test_capabilities_by_architecture():
     assert h100["Pallas (Mosaic GPU backend)"] == "yes"
     assert env.capabilities((8, 6))["Pallas (Mosaic GPU backend)"] != "yes"
     assert env.capabilities()["bf16 tensor cores"] == "no: no CUDA GPU here"
+
+
+def test_jax_minimum_is_the_one_pyproject_asks_for():
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).resolve().parents[2] /
+                             "pyproject.toml").read_text())["project"]
+    needed = ".".join(map(str, env.JAX_MINIMUM))
+    assert f"jax>={needed}" in project["dependencies"]
+
+
+def test_an_old_jax_is_named_with_the_fix():
+    problem = env.jax_version_problem("0.4.32")
+    assert "JAX 0.4.32 is older than the book needs" in problem
+    assert "pip install -U" in problem and "restart" in problem.lower()
+    assert env.jax_version_problem("0.10.0") is None
+    assert env.jax_version_problem("0.10.2.dev20261101") is None
+    assert env.jax_version_problem("1.0") is None
+
+
+def test_colab_setup_stops_on_an_old_jax(monkeypatch):
+    import jax
+
+    monkeypatch.setattr(jax, "__version__", "0.4.26")
+    with pytest.raises(RuntimeError, match="older than the book needs"):
+        env.colab_setup()

@@ -365,25 +365,25 @@ def filter_one_hot(history, x):
 # --- 3.3 a trip count XLA can see -----------------------------------------
 
 def make_loop_traced_lambda():
-    return jax.jit(lambda w, k, s: launches._while_loop(w, k, s))
+    return jax.jit(lambda w, k, s: launches.run_steps(w, k, s))
 
 
 def make_loop_not_jitted():
-    return launches._while_loop
+    return launches.run_steps
 
 
 def make_loop_changed_body():
-    return jax.jit(lambda w, k, steps: launches._while_loop(w, k, steps + 1),
+    return jax.jit(lambda w, k, steps: launches.run_steps(w, k, steps + 1),
                    static_argnums=2)
 
 
 def make_loop_by_name():
-    return jax.jit(launches._while_loop, static_argnames="steps")
+    return jax.jit(launches.run_steps, static_argnames="steps")
 
 
 def make_loop_wrapped():
     def loop(weights, key, steps):
-        return launches._while_loop(weights, key, steps)
+        return launches.run_steps(weights, key, steps)
 
     return jax.jit(loop, static_argnums=(2,))
 
@@ -627,7 +627,7 @@ def fusions_under_any_flag(xla_flags):
 
 
 def _compile_reduction_here(options):
-    fn, args = flags._reduction(64)
+    fn, args = flags.reduction_program(64)
     args = jax.device_put(args, jax.devices("cpu")[0])
     return fn.lower(*args).compile(compiler_options=options).as_text()
 
@@ -648,7 +648,7 @@ _SCRIPT = """
 import json
 import jax
 from helpers.workbook import flags
-fn, args = flags._reduction(64)
+fn, args = flags.reduction_program(64)
 text = fn.lower(*args).compile().as_text()
 print(json.dumps(flags.facts(text)["fusion kinds"]))
 """
@@ -1080,7 +1080,7 @@ def _holm_sorting_its_input(p_values, alpha=0.05):
     ("significant", _holm_sorting_its_input),
     ("time_call", lambda f, x, n=10: 0.02),  # the chapter's number
     ("make_loop", lambda: jax.jit(
-        lambda w, k, steps: launches._while_loop(w, k, 200))),
+        lambda w, k, steps: launches.run_steps(w, k, 200))),
     ("matmul_floor", lambda b, m, k, n, itemsize, bandwidth, flop_rate:
         max(itemsize * b * (m * k + k + m) / bandwidth,
             2 * b * m * k * n / flop_rate)),  # chapter 2's count, copied

@@ -50,3 +50,12 @@ def test_strict_run_reads_junit_totals(tmp_path):
                      '</testsuite></testsuites>')
     run = goals.strict_run(junit)
     assert run["tests"] == "5" and run["failures"] == "1"
+
+
+def test_a_value_waiting_for_its_recording_is_named_not_blank():
+    fusion = next(g for g in goals.GOALS if g.chapter == "02_fusion")
+    shown = goals._measured(fusion, {"gpu_worst_float32": goals.MISSING,
+                                     "gpu_worst_float64": "86%"})
+    assert shown == ("gpu_worst_float32 = waiting for a GPU recording; "
+                     "gpu_worst_float64 = 86%")
+    assert goals.MISSING not in shown

@@ -172,3 +172,35 @@ def test_the_recorded_h100_profile_gives_xprof_kernel_tables():
     # hlo_stats came back empty for this GPU profile: the reason says so
     with pytest.raises(ValueError, match="this GPU profile has kernels"):
         xt.table(H100_PROFILE, "hlo_stats")
+
+
+def test_units_in_microseconds_are_named_once():
+    """XProf labels kernel times "(μs)" on ids already ending in _us."""
+    kernels = xt.table(H100_PROFILE, "kernel_stats")
+    assert "total_duration_us" in kernels.columns
+    assert not [c for c in kernels.columns if "μ" in c or c.endswith("_us_us")]
+
+
+def test_key_columns_keep_what_the_page_discusses_in_order():
+    kernels = xt.key_columns(xt.table(H100_PROFILE, "kernel_stats"),
+                             "kernel_stats")
+    assert list(kernels.columns) == list(xt.KEY_COLUMNS["kernel_stats"])
+    with pytest.raises(ValueError, match="choose one of"):
+        xt.key_columns(kernels, "trace_viewer")
+    with pytest.raises(ValueError, match="another tool's"):
+        xt.key_columns(kernels[["kernel_name"]], "hlo_stats")
+
+
+def test_xprof_native_notes_stay_off_the_page(capfd):
+    """XProf's C++ code notes "falling back to legacy" on stderr; the
+    table comes back without that text on the reader's page."""
+    xt.table(H100_PROFILE, "kernel_stats")
+    assert "UnifiedProfileProcessor" not in capfd.readouterr().err
+
+
+def test_a_failed_conversion_carries_xprof_native_log(tmp_path):
+    run = tmp_path / "plugins" / "profile" / "run"
+    run.mkdir(parents=True)
+    (run / "host.xplane.pb").write_bytes(b"\x0a\x05bogus not a profile")
+    with pytest.raises(ValueError, match="could not read|made nothing"):
+        xt.table(tmp_path, "kernel_stats")
