@@ -48,8 +48,13 @@ def glue(name: str, value: Any) -> Any:
     return value
 
 
+# What `glue_text` writes where a recorded number is missing; the goals
+# table and the browser test look for it.
+MISSING = "(no recording yet)"
+
+
 def glue_text(name: str, value: Any, fmt: str = ".3g", *,
-              missing: str = "(no recording yet)") -> str:
+              missing: str = MISSING) -> str:
     """Glue ``value`` formatted as text, or ``missing`` when it is None.
 
     For numbers that exist only on some machines (a GPU measurement, a

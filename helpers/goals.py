@@ -18,7 +18,9 @@ from typing import Callable
 import nbformat
 import pandas as pd
 
-MISSING = "(no recording yet)"
+from helpers import book
+
+MISSING = book.MISSING  # what glue_text writes for a missing number
 _GLUE_MIME = "application/papermill.record/text/plain"
 
 

@@ -22,6 +22,7 @@ GPU profile's size, so a recording can keep its xplane file.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -177,8 +178,11 @@ def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:
     return frame[kept]
 
 
+@dataclasses.dataclass
 class _Log:
-    text = ""
+    """What the native code wrote, once the block has ended."""
+
+    text: str = ""
 
 
 @contextlib.contextmanager

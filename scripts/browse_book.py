@@ -27,6 +27,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from helpers.book import MISSING
+
 # A laptop screen: the width the column, the outputs and the figures are
 # checked at.
 WINDOW = (1280, 900)
@@ -45,8 +47,9 @@ INSTALL_HINT = ("install them with `apt-get install chromium chromium-driver` "
                 "(Debian), or `make browser`, which does it")
 
 # The placeholder `helpers.book.glue_text` writes where a recording is
-# missing; the book's explanations of it quote it without parentheses.
-MISSING_RECORDING = re.compile(r"\((no recording yet|not recorded yet)\)")
+# missing (and chapter 2's variant of it); the book's explanations of it
+# quote it without parentheses.
+MISSING_RECORDING = re.compile(re.escape(MISSING) + r"|\(not recorded yet\)")
 # MyST roles left as text: the build did not render them.
 LITERAL_ROLE = re.compile(r"\{(glue|glue:\w+|cite|cite:\w+|ref|numref|doc|"
                           r"eq|term|download)\}`")

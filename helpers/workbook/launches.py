@@ -48,7 +48,7 @@ def force(pos: Weights, momentum: jax.Array) -> jax.Array:
 
 
 def split_step(weights: Weights, carry: tuple[jax.Array, jax.Array]
-                ) -> tuple[jax.Array, jax.Array]:
+               ) -> tuple[jax.Array, jax.Array]:
     """The thread's step: split the key, softplus, MLP, add noise."""
     momentum, key = carry
     key, noise_key = jax.random.split(key)

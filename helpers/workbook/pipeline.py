@@ -87,7 +87,7 @@ def psend_edges(stages: int) -> tuple[Edge, Edge]:
 
 
 def stage_loop(w: jax.Array, inputs: jax.Array, *, repeats: int,
-                layers: int, edges: tuple[Edge, Edge]) -> jax.Array:
+               layers: int, edges: tuple[Edge, Edge]) -> jax.Array:
     """One device's part of the pipeline; returns its output buffer."""
     to_next, to_first = edges
     stages = jax.lax.axis_size(AXIS)
@@ -139,7 +139,7 @@ def pipeline(mesh: jax.sharding.Mesh, *, repeats: int, layers: int,
                              f"{inputs.shape[0]} for {stages} stages.")
         body = jax.shard_map(
             lambda w, x: stage_loop(w, x, repeats=repeats, layers=layers,
-                                     edges=edges),
+                                    edges=edges),
             mesh=mesh, in_specs=(P(AXIS), P()), out_specs=P(AXIS),
             check_vma=False)
         return body(weights, inputs)
