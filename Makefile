@@ -21,11 +21,13 @@ help:
 	@echo "make sync       bring each chapter's twins together (last edit wins)"
 	@echo "make screenshots  a PNG of every built page, in _build/screenshots"
 
-# A virtual environment with the helpers package and the book's tools.
-$(STAMP): pyproject.toml
+# A virtual environment with the helpers package and the book's tools, at
+# the versions last tested (constraints.txt; test-newest drops them).
+CONSTRAINTS ?= -c constraints.txt
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q $(INSTALL_UPGRADE) -e '.[dev]'
+	$(PY) -m pip install -q $(INSTALL_UPGRADE) $(CONSTRAINTS) -e '.[dev]'
 	touch $@
 
 # XLA:GPU's compiler without a GPU (helpers.crosscompile): JAX's CUDA
@@ -50,14 +52,16 @@ book: $(STAMP)
 # BOOK_DRY_RUN: the chapters also run their GPU code paths here (dry run).
 test: $(STAMP) cross browser
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	BOOK_DRY_RUN=1 $(PY) -m pytest tests chapters helpers --nbval-lax \
 	  --doctest-modules -p no:cacheprovider
 
-# For authors, between edits: lint and the unit tests not marked slow
+# For authors, between edits: lint, types and the unit tests not marked slow
 # (child processes, compilations for the H100, statistics over many
 # trials, the book build), in under two minutes. make test runs them all.
 test-quick: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest tests/unit -m "not slow" -q -p no:cacheprovider
 
 # The same suite on the newest Python and JAX the registries give (Colab's
@@ -67,7 +71,7 @@ NEWEST_VENV ?= .venv-newest
 test-newest:
 	@py=$$(scripts/newest_python.sh) && \
 	$(MAKE) --no-print-directory test VENV=$(NEWEST_VENV) PYTHON=$$py \
-	  INSTALL_UPGRADE=--upgrade
+	  INSTALL_UPGRADE=--upgrade CONSTRAINTS=
 
 sync: $(STAMP)
 	$(PY) scripts/notebooks.py sync
@@ -87,7 +91,7 @@ test-gpu: $(STAMP)
 	  --junitxml=recorded/test-gpu-junit.xml
 
 goals: $(STAMP)
-	$(PY) -m helpers.goals chapters
+	$(PY) -m helpers.workbook.goals chapters
 
 # For authors: look at every page as a reader sees it (scripts/browse_book.py).
 screenshots: book browser

@@ -118,8 +118,8 @@ def run_lanes(fn: Callable[..., Any], length: int, reverse: bool,
         new, y = fn(carry, x, *constants)
         return new, ((y, carry) if save_carries else y)
 
-    one = jax.tree.map(lambda leaf: leaf[None], (init, xs))
-    final, ys = lanes.launch(step, length, reverse, *one, consts,
+    init_one, xs_one = jax.tree.map(lambda leaf: leaf[None], (init, xs))
+    final, ys = lanes.launch(step, length, reverse, init_one, xs_one, consts,
                              interpret=interpret)
     final, ys = jax.tree.map(lambda leaf: leaf[0], (final, ys))
     return (final, *ys) if save_carries else (final, ys, None)

@@ -19,7 +19,7 @@ import math
 import statistics
 import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import jax
 import numpy as np
@@ -312,7 +312,7 @@ def schedule(names: list[str], calls: int, order: str, seed: int = 0
     return mixed
 
 
-def interleaved(fns: dict[str, Callable[..., Any]], *args: Any,
+def interleaved(fns: Mapping[str, Callable[..., Any]], *args: Any,
                 repeat: int = 20, warmup: int = 3, order: str = "random",
                 seed: int = 0,
                 clock: Callable[[], float] = time.perf_counter

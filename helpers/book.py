@@ -13,6 +13,7 @@ meaningless index; `show_code` shows a helper's source highlighted.
 
 from __future__ import annotations
 
+import enum
 import importlib.util
 import inspect
 import math
@@ -90,21 +91,31 @@ def glue_markdown(name: str, text: str) -> str:
     return text
 
 
+# What a table cell shows for a value that does not exist here.
+MISSING_CELL = "—"
+
+
 def number(value: Any) -> str:
     """A number as a table shows it: three significant figures, plain
     between 0.001 and a million (whole numbers without decimals),
-    scientific outside.
+    scientific outside; a missing value (None, NaN) as a dash.
 
     Example:
         >>> [number(v) for v in (1651.23, 18.75, 0.000285, 2.0e-7, 3, True)]
         ['1651', '18.8', '0.000285', '2e-07', '3', 'True']
+        >>> [number(v) for v in (None, float("nan"))]
+        ['—', '—']
     """
-    if isinstance(value, (bool, int, str)) or value is None:
+    if value is None:
+        return MISSING_CELL
+    if isinstance(value, (bool, int, str)):
         return str(value)
     try:
         value = float(value)
     except (TypeError, ValueError):
         return str(value)
+    if math.isnan(value):
+        return MISSING_CELL
     if value == 0 or not math.isfinite(value):
         return format(value, "g")
     if not 1e-3 <= abs(value) < 1e6:
@@ -192,12 +203,64 @@ def show_code(*functions: Callable[..., Any]) -> Code:
     return Code(source, language="python")
 
 
-WAITING_TITLE = "Waiting for a GPU recording"
+class Needs(enum.Enum):
+    """What a result that is not on the page waits for, and how to get it.
+
+    Each member is the notice's title and the sentence saying what
+    produces the result.
+    """
+
+    GPU_RECORDING = ("Waiting for a GPU recording",
+                     "`make record` on a machine with a CUDA GPU records it "
+                     "(see the Reproducibility chapter).")
+    GPU_COMPILER = ("Waiting for XLA:GPU's compiler",
+                    "`make cross` installs it on x86-64 Linux (JAX's CUDA "
+                    "plugin, in a side folder); no GPU is needed.")
+
+    @property
+    def title(self) -> str:
+        return self.value[0]
+
+    @property
+    def remedy(self) -> str:
+        return self.value[1]
 
 
-def glue_result(name: str, text: str | None, *, will_show: str) -> str:
-    """Glue a paragraph that states a result recorded on the reference GPU,
-    or, without the recording, one notice saying what it will show.
+WAITING_TITLE = Needs.GPU_RECORDING.title
+
+
+def fill(template: str, **values: Any) -> str | None:
+    """``template`` with ``values`` put in (`str.format`), or None when any
+    value is None or NaN (pandas' missing value): the paragraph needs a
+    number that does not exist here.
+
+    Hand the result to `glue_result`. Braces meant for MyST (a role such as
+    ``{cite}``) are doubled in the template.
+
+    Example:
+        >>> fill("K = 25 took {ratio:.1f}x as long.", ratio=3.04)
+        'K = 25 took 3.0x as long.'
+        >>> fill("K = 25 took {ratio:.1f}x as long.", ratio=None) is None
+        True
+    """
+    if any(_missing(value) for value in values.values()):
+        return None
+    try:
+        return template.format(**values)
+    except KeyError as missing:
+        raise KeyError(f"the template names {missing} but fill was not "
+                       f"given it; pass {missing.args[0]}=...") from None
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def glue_result(name: str, text: str | None, *, will_show: str,
+                needs: Needs = Needs.GPU_RECORDING) -> str:
+    """Glue a paragraph that states a result recorded on the reference GPU
+    (or compiled for it), or, without it, one notice saying what it will
+    show.
 
     The chapter pastes the block where the paragraph goes::
 
@@ -210,10 +273,11 @@ def glue_result(name: str, text: str | None, *, will_show: str) -> str:
 
     Args:
         name: the glue key the chapter pastes.
-        text: the paragraph, numbers filled in (MyST markup allowed), or
-            None when a number it needs has not been recorded.
+        text: the paragraph, numbers filled in (MyST markup allowed; see
+            `fill`), or None when a number it needs is missing.
         will_show: what the paragraph will say once recorded, in a
             sentence (``"How long the whole call takes ..."``).
+        needs: what produces the missing numbers (a `Needs`).
 
     Example:
         >>> notice = glue_result("gpu_wall", None,
@@ -226,9 +290,10 @@ def glue_result(name: str, text: str | None, *, will_show: str) -> str:
     if not will_show.strip():
         raise ValueError("will_show must say what the result will show, "
                          "so the notice is not empty.")
+    if not isinstance(needs, Needs):
+        raise TypeError(f"needs must be a book.Needs member (e.g. "
+                        f"Needs.GPU_COMPILER), got {needs!r}.")
     if text is None:
-        text = (f":::{{admonition}} {WAITING_TITLE}\n:class: note\n"
-                f"{will_show.strip()} `make record` on a machine with a "
-                "CUDA GPU records it (see the Reproducibility chapter).\n"
-                ":::")
+        text = (f":::{{admonition}} {needs.title}\n:class: note\n"
+                f"{will_show.strip()} {needs.remedy}\n:::")
     return glue_markdown(name, text)

@@ -176,12 +176,10 @@ def _launch(fn: Any, length: int, per_program: int, blocks: int,
         for ref, leaf in zip(carry_refs, jax.tree.leaves(carry)):
             ref[...] = leaf
 
-    if interpret:
-        backend = {}
-    else:
+    compiler_params = None
+    if not interpret:
         from jax.experimental.pallas import triton as pltriton
-        backend = {"compiler_params": pltriton.CompilerParams(
-            num_warps=num_warps)}
+        compiler_params = pltriton.CompilerParams(num_warps=num_warps)
     outs = pl.pallas_call(
         kernel, out_shape=out_shapes, grid=(blocks,), interpret=interpret,
         in_specs=([chain_block(v) for v in init_leaves]
@@ -192,7 +190,7 @@ def _launch(fn: Any, length: int, per_program: int, blocks: int,
                                    lambda j, n=len(shape) - 1:  # noqa: B008
                                    (0, j) + (0,) * n)
                       for shape in padded_y]),
-        **backend)(*init_leaves, *xs_leaves, *consts)
+        compiler_params=compiler_params)(*init_leaves, *xs_leaves, *consts)
     final = jax.tree.unflatten(carry_tree, outs[:n_carry])
     ys = jax.tree.unflatten(y_tree, outs[n_carry:])
     return final, ys

@@ -4,17 +4,18 @@ Some things can only be decided when a process starts: XLA reads
 ``XLA_FLAGS`` once, JAX picks its platforms once, and an unknown flag
 aborts the whole process. The book runs such experiments in a child:
 
->>> from helpers import child
->>> from helpers.workbook import flags
->>> found = child.call(flags.measure, "reduction", env={"XLA_FLAGS": ""})
->>> sorted(found)
-['compile s', 'custom calls', 'fusion kinds', 'kernels', 'median s', 'program']
+>>> from helpers import child, xla_flags
+>>> child.call(xla_flags.start_jax, env={
+...     "XLA_FLAGS": "--xla_force_host_platform_device_count=3",
+...     "JAX_PLATFORMS": "cpu"})
+3
 
-calls ``flags.measure("reduction")`` in a new interpreter and returns its
-result. The function is passed as an object (a rename is caught where it
-is written, not in the child) and must be importable by the child: defined
-at the top level of a module, not in a notebook. Arguments and the result
-travel as JSON. A child that fails raises `ChildFailed`, which carries the
+calls ``xla_flags.start_jax()`` in a new interpreter, which starts JAX
+with those flags and counts its devices, and returns its result. The
+function is passed as an object (a rename is caught where it is written,
+not in the child) and must be importable by the child: defined at the top
+level of a module, not in a notebook. Arguments and the result travel as
+JSON. A child that fails raises `ChildFailed`, which carries the
 child's whole output.
 """
 

@@ -112,9 +112,9 @@ def matches_reference(reference: Callable[..., Any],
                     return Outcome(name, "fail", f"case {i}: shape "
                                    f"{g.shape}, expected {w.shape}", hint)
                 if not np.allclose(g, w, rtol=rtol, atol=atol):
-                    err = np.max(np.abs(g - w) / (np.abs(w) + atol))
+                    error = np.max(np.abs(g - w) / (np.abs(w) + atol))
                     return Outcome(name, "fail", f"case {i}: largest "
-                                   f"relative error {err:.2e} (allowed "
+                                   f"relative error {error:.2e} (allowed "
                                    f"{rtol:.0e})", hint)
                 if w.size:
                     worst = max(worst, float(np.max(
@@ -150,7 +150,7 @@ def hlo_fact(description: str, predicate: Callable[[str], bool | str],
         if for_h100 and not crosscompile.available():
             return not_graded(description, "XLA:GPU's compiler, which "
                               "this machine lacks: "
-                              + crosscompile.why_unavailable())
+                              + str(crosscompile.why_unavailable()))
         compiled_text = (crosscompile.compiled_text if for_h100
                          else hlo.compiled_text)
         try:
@@ -267,7 +267,7 @@ def faster_than(baseline: Callable[..., Any],
         detail = (f"median {bench.format_seconds(result.median_a)} vs the "
                   f"starter's {bench.format_seconds(result.median_b)} "
                   f"(p = {result.p_value:.2g})")
-        if result.verdict == "a faster":
+        if result.verdict == stats.Verdict.A_FASTER:
             return Outcome(description, "pass", detail)
         return Outcome(description, "fail", detail, hint)
 

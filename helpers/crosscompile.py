@@ -18,12 +18,13 @@ complain at every start that it finds no GPU: ``make install`` puts it in
 compilation runs in a child process that sees it and only the CPU backend:
 
 >>> from helpers import crosscompile
->>> from helpers.workbook import fusion
->>> crosscompile.run(fusion.kinds_on_gpu, [25])
-[{'K': 25, 'dtype': 'float32', 'kind': 'kLoop'}]
+>>> crosscompile.run(crosscompile.device_kind_on_gpu)
+'NVIDIA H100 80GB HBM3'
 
 calls that function in the child, where `compile_for_gpu` and `devices`
-give it H100 devices, and returns what it returns (as JSON).
+give it H100 devices, and returns what it returns (as JSON). The chapters'
+child functions (``fusion.kinds_on_gpu`` and the like) compile their
+programs there and return what XLA:GPU made of them.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from typing import Any, Callable
 # NVIDIA's published specifications (H100 datasheet; CUDA C Programming
 # Guide, compute capability 9.0 limits); names follow XLA's
 # GpuDeviceInfoProto (xla/stream_executor/device_description.proto).
-H100_SXM = {
+H100_SXM: dict[str, Any] = {
     "device_description_str": "NVIDIA H100 80GB HBM3",
     "cuda_compute_capability": (9, 0),
     "core_count": 132,                     # streaming multiprocessors
@@ -271,7 +272,8 @@ def _as_an_h100() -> Any:
     """
     from jax.sharding import AbstractDevice, AbstractMesh, use_abstract_mesh
     h100 = AbstractDevice(device_kind=devices(1)[0].device_kind,
-                          num_cores=H100_SXM["core_count"], platform="cuda")
+                          num_cores=int(H100_SXM["core_count"]),
+                          platform="cuda")
     return use_abstract_mesh(AbstractMesh((1,), ("device",),
                                           abstract_device=h100))
 
@@ -284,6 +286,12 @@ def self_check() -> dict[str, Any]:
     compiled = compile_for_gpu(lambda v: jnp.tanh(v @ v), x)
     return {"platform": devices(1)[0].platform, "devices": len(devices(8)),
             "output_bytes": compiled.memory_analysis().output_size_in_bytes}
+
+
+def device_kind_on_gpu() -> str:
+    """A child function: the kind of the compile-only device `run` gives
+    the child (an H100, as JAX names it)."""
+    return devices(1)[0].device_kind
 
 
 def options_on_gpu() -> dict[str, Any]:

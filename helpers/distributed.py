@@ -36,12 +36,13 @@ def initialize_from_env() -> int:
     join the others, and return this process's id."""
     import jax
 
-    settings = {key: os.environ.get(ENV_PREFIX + key)
-                for key in ("COORDINATOR", "PROCESSES", "ID", "DEVICES")}
-    missing = [ENV_PREFIX + k for k, v in settings.items() if v is None]
+    keys = ("COORDINATOR", "PROCESSES", "ID", "DEVICES")
+    missing = [ENV_PREFIX + k for k in keys
+               if ENV_PREFIX + k not in os.environ]
     if missing:
         raise RuntimeError(f"{missing} not set: start this script with "
                            "helpers.distributed.run_local().")
+    settings = {key: os.environ[ENV_PREFIX + key] for key in keys}
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.config.update("jax_num_cpu_devices", int(settings["DEVICES"]))
     jax.distributed.initialize(

@@ -4,8 +4,8 @@ An `Exercise` is a list of criteria (`helpers.criteria`) plus what the book
 and the workshop need to know about it: its chapter, the name the
 chapter's starter cell gives the answer, the starter, the reference
 solution and its level. The workshop kit reads the list of exercises from
-these objects (`helpers.workshop.exercises`), so there is one source of
-truth.
+these objects (`helpers.workbook.workshop.exercises`), so there is one
+source of truth.
 
 ``exercise.check(fn)`` returns a `Report` (`helpers.outcomes`). A check
 never raises: whatever the learner's function returns or raises, the
@@ -101,6 +101,13 @@ class Exercise:
         match = re.match(r"Exercise (\d+\.\d+)", self.title)
         return match.group(1) if match else ""
 
+    @property
+    def label(self) -> str:
+        """The label of the chapter's ``{exercise}`` block, which the book
+        numbers and ``{numref}`` cites: ``'ex-'`` and the answer's name,
+        ``'ex-mean-of-first'`` for ``mean_of_first``."""
+        return "ex-" + self.answer.replace("_", "-") if self.answer else ""
+
     def check(self, fn: Callable[..., Any]) -> Report:
         """Grade ``fn`` against every criterion; never raises for
         anything the learner passes or their function does."""
@@ -130,14 +137,22 @@ class Solution:
 
     exercise: Exercise
 
+    @property
+    def solution(self) -> Callable[..., Any]:
+        """The exercise's solution function."""
+        if self.exercise.solution is None:
+            raise ValueError(f"{self.exercise.title} has no solution to "
+                             "show.")
+        return self.exercise.solution
+
     def source(self) -> str:
         """The solution's source code."""
-        return inspect.getsource(self.exercise.solution)
+        return inspect.getsource(self.solution)
 
     @functools.cached_property
     def report(self) -> Report:
         """The solution's own check, run once."""
-        return self.exercise.check(self.exercise.solution)
+        return self.exercise.check(self.solution)
 
     def html(self) -> str:
         """A closed <details> box holding the source and the check."""

@@ -142,13 +142,13 @@ def _length(xs: Any) -> int:
     if not leaves:
         raise ValueError("fused_scan needs xs with at least one array: its "
                          "leading dimension is the number of steps.")
-    lengths = {jnp.shape(leaf)[0] if jnp.ndim(leaf) else None
+    lengths = {jnp.shape(leaf)[0] if jnp.ndim(leaf) else -1
                for leaf in leaves}
-    if None in lengths or len(lengths) != 1:
+    if -1 in lengths or len(lengths) != 1:
         raise ValueError(f"every leaf of xs needs the same leading "
                          f"dimension (the number of steps); found shapes "
                          f"{[jnp.shape(leaf) for leaf in leaves]}")
-    return lengths.pop()
+    return int(lengths.pop())
 
 
 def _check_carry(init: Any, out_shape: Any) -> None:
@@ -157,8 +157,10 @@ def _check_carry(init: Any, out_shape: Any) -> None:
         raise TypeError("step must return a pair (carry, y).")
     want = jax.tree.map(_spec, init)
     got = jax.tree.map(_spec, out_shape[0])
-    if jax.tree.structure(want) != jax.tree.structure(got) or \
-            jax.tree.leaves(want) != jax.tree.leaves(got):
+    # (jax's stubs leave PyTreeDef's type unresolved: Any compares)
+    want_tree: Any = jax.tree.structure(want)
+    same_tree = want_tree == jax.tree.structure(got)
+    if not same_tree or jax.tree.leaves(want) != jax.tree.leaves(got):
         raise TypeError(f"step must return a carry shaped like init: init "
                         f"is {want}, step returned {got}.")
 
@@ -307,13 +309,13 @@ def _launch(fn: Callable[..., Any], length: int, reverse: bool,
 
     # Triton, by name: in jax 0.9 and 0.10 a plain pallas_call lowered to
     # Mosaic GPU (`helpers.pallas_ir.backend_status`).
-    if interpret:
-        backend = {}
-    else:
+    compiler_params = None
+    if not interpret:
         from jax.experimental.pallas import triton as pltriton
-        backend = {"compiler_params": pltriton.CompilerParams()}
+        compiler_params = pltriton.CompilerParams()
     outs = pl.pallas_call(kernel, out_shape=out_shapes, interpret=interpret,
-                          **backend)(*init_leaves, *xs_leaves, *consts)
+                          compiler_params=compiler_params)(
+        *init_leaves, *xs_leaves, *consts)
     n_carry, n_y = len(init_leaves), len(y_leaves)
     final = jax.tree.unflatten(carry_tree, outs[:n_carry])
     ys = jax.tree.unflatten(y_tree, outs[n_carry:n_carry + n_y])

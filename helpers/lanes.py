@@ -173,12 +173,17 @@ def launch(fn: Callable[..., Any], length: int, reverse: bool, init: Any,
             plgpu.copy_smem_to_gmem(s, g.at[:, window])
         plgpu.wait_smem_to_gmem(0)
 
-    smem = [plgpu.SMEM((a.shape[0], LANES), a.dtype) for a in c_in]
+    smem: list[Any] = [plgpu.SMEM((a.shape[0], LANES), a.dtype)
+                       for a in c_in]
     smem += [plgpu.SMEM((chunk, a.shape[1], LANES), a.dtype) for a in x_in]
     smem += [plgpu.SMEM(flat_consts.shape, flat_consts.dtype)]
     smem += [plgpu.SMEM((chunk, s.shape[1], LANES), s.dtype) for s in y_out]
     smem += [plgpu.Barrier()]
-    options = {"interpret": plgpu.InterpretGPUParams()} if interpret else {}
+    options: dict[str, Any] = {}
+    if interpret:  # jax 0.12 added Mosaic GPU's interpreter; older stubs
+        # lack the name, so it is looked up by string
+        options["interpret"] = getattr(  # noqa: B009
+            plgpu, "InterpretGPUParams")()
     # One value per thread: the Lane semantics of Mosaic GPU.
     params = plgpu.CompilerParams(
         lowering_semantics=plgpu.LoweringSemantics.Lane)

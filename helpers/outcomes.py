@@ -89,10 +89,11 @@ def _is_tracer_conversion(err: BaseException) -> bool:
         "ConcretizationTypeError", "TracerArrayConversionError",
         "TracerBoolConversionError", "TracerIntegerConversionError")
         if hasattr(jax.errors, name))
-    while err is not None:
-        if isinstance(err, kinds):
+    link: BaseException | None = err
+    while link is not None:
+        if isinstance(link, kinds):
             return True
-        err = err.__cause__ or err.__context__
+        link = link.__cause__ or link.__context__
     return False
 
 

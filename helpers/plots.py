@@ -13,7 +13,8 @@ import matplotlib.pyplot as plt
 
 from helpers.recorded import Result
 
-BOOK_STYLE = {
+# matplotlib's stubs type rcParams' keys as literals; Any accepts ours.
+BOOK_STYLE: dict[Any, Any] = {
     "figure.figsize": (7.0, 3.6),
     "figure.dpi": 110,
     "axes.grid": True,

@@ -20,11 +20,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from helpers import env
+
+if TYPE_CHECKING:  # imported where used: pandas is slow to import
+    import pandas
 
 SCHEMA = 1
 DRY_RUN = "BOOK_DRY_RUN"
@@ -60,6 +63,34 @@ def path_for(name: str, device: str = REFERENCE_DEVICE) -> Path:
             "lower case) and a result name of lower-case letters, digits, "
             "'_' and '-'.")
     return root() / device / f"{name}.json"
+
+
+def profile_folder(name: str, device: str = REFERENCE_DEVICE) -> Path:
+    """Where the recording ``name`` keeps a GPU profile: a folder beside
+    its JSON (``01_measuring/profile`` -> ``.../01_measuring/profile/``)
+    that `helpers.trace.load` and `helpers.xprof_tables` read like the
+    folder `jax.profiler.trace` wrote."""
+    return path_for(name, device).with_suffix("")
+
+
+def keep_profile(name: str, profile_dir: str | Path) -> Path | None:
+    """When recording on a GPU (``BOOK_RECORD=1``), keep the profile in
+    ``profile_dir`` beside the recordings as ``name``: its device events
+    (`helpers.trace.trim`) and its xplane without the host threads,
+    gzipped (`helpers.xprof_tables.trim`), so every XProf analysis of the
+    GPU run can be redone on any machine. Elsewhere it keeps nothing.
+
+    Returns:
+        The folder kept, or None when nothing was recorded.
+    """
+    if os.environ.get("BOOK_RECORD") != "1" or not env.on_gpu():
+        return None
+    from helpers import trace, xprof_tables
+
+    target = profile_folder(name, env.device_slug())
+    trace.trim(profile_dir, target)
+    xprof_tables.trim(profile_dir, target)
+    return target
 
 
 def _to_json(value: Any) -> Any:
@@ -165,6 +196,11 @@ class Result:
         return self.source != "missing"
 
     @property
+    def device(self) -> str | None:
+        """The device it was measured on, or None without a measurement."""
+        return None if self.provenance is None else self.provenance["device"]
+
+    @property
     def label(self) -> str:
         """A caption saying where the numbers come from."""
         if self.provenance is None:
@@ -223,7 +259,7 @@ def live_or_recorded(name: str, measure: Callable[[], Any], *,
     return Result(name, "recorded", record["data"], record["provenance"])
 
 
-def inventory() -> "pandas.DataFrame":  # noqa: F821 (imported inside)
+def inventory() -> pandas.DataFrame:
     """Every recorded result in ``recorded/``, one row each, with its
     provenance: device, driver, jax and jaxlib versions, XLA_FLAGS, date.
     """

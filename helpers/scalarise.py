@@ -72,7 +72,7 @@ def mosaic_lacks() -> set[str]:
     if not rules:
         return set()
     lowered = {primitive.name for primitive in rules[0]}
-    return ELEMENTWISE - lowered - set(_STAND_INS)
+    return set(ELEMENTWISE - lowered - set(_STAND_INS))
 
 
 def _log1p(x: jax.Array) -> jax.Array:

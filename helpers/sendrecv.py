@@ -10,10 +10,12 @@ receives. JAX's GPU performance guide states two rules for them
 2. a ``psend`` without a matching ``precv`` (or the reverse) deadlocks:
    one side waits for a partner that never comes.
 
-Both can be read from the program text before anything runs, which is what
-`deadlocks` does. The program only has to be *lowered* for a GPU, which
-works on any machine (``lowering_platforms=("cuda",)``); running it needs
-GPUs.
+Both can be read from the program before anything runs, which is what
+`deadlocks` does: it walks the lowered program's StableHLO operations
+(``lowered.compiler_ir("stablehlo")``) and reads each transfer's pairs
+from its ``source_target_pairs`` attribute. The program only has to be
+*lowered* for a GPU, which works on any machine
+(``lowering_platforms=("cuda",)``); running it needs GPUs.
 
 jax 0.12 deprecates ``psend`` and ``precv`` without naming a replacement;
 ``jax.lax.ppermute`` is the supported way to move arrays between devices.
@@ -26,7 +28,9 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import os
 import re
+from collections.abc import Iterator
 from typing import Any, Callable
 
 import jax
@@ -103,12 +107,11 @@ def _require(name: str) -> Callable[..., Any]:
             "deprecated in jax 0.12 and has been removed. Move arrays "
             "between devices with jax.lax.ppermute.")
     return fn
-# StableHLO: "stablehlo.send"(...) <{... source_target_pairs = dense<[[0,
-# 1], [1, 2]]> : tensor<2x2xi64>}>
-_STABLEHLO = re.compile(
-    r'"?stablehlo\.(?P<kind>send|recv|collective_permute)"?\b'
-    r'.*?source_target_pairs\s*=\s*'
-    r'dense<(?P<pairs>[^>]*)>\s*:\s*tensor<(?P<n>\d+)x2xi64>')
+# The StableHLO operations that move data between devices, by the kind
+# `Transfer` names them.
+_KINDS = {"stablehlo.send": "send", "stablehlo.recv": "recv",
+          "stablehlo.collective_permute": "permute"}
+_SOURCE = re.compile(r'"(?P<file>[^"]+)":(?P<line>\d+)')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,27 +123,40 @@ class Transfer:
             sends and receives in one collective step and so cannot hang
             in these two ways).
         pairs: its ``(source, target)`` device pairs.
-        line: the line number in the program text (1-based).
+        position: its place among the program's transfers, from 1, in
+            program order.
+        source: where the Python code that made it is, ``'file.py:12'``
+            (the outermost frame StableHLO's location records), or ``''``.
     """
 
     kind: str
     pairs: tuple[Pair, ...]
-    line: int
+    position: int
+    source: str = ""
+
+    def __str__(self) -> str:
+        where = f" ({self.source})" if self.source else ""
+        return f"transfer {self.position}, a {self.kind}{where}"
 
 
-def lowered_for_gpu(fn: Callable[..., Any], *args: Any) -> str:
-    """The StableHLO text of ``fn(*args)`` lowered for NVIDIA GPUs.
+def lowered_for_gpu(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` lowered for NVIDIA GPUs: a `jax.stages.Lowered`, whose
+    ``compiler_ir("stablehlo")`` `transfers` reads and whose
+    ``as_text()`` shows the program.
 
     Lowering needs no GPU, so this runs on a CPU-only machine; ``fn`` is
     jitted here when it is not already.
     """
     jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
-    traced = jitted.trace(*args)
-    return traced.lower(lowering_platforms=("cuda",)).as_text()
+    return jitted.trace(*args).lower(lowering_platforms=("cuda",))
 
 
-def transfers(text: str) -> list[Transfer]:
-    """Every send, recv and permute in StableHLO text, in program order.
+def transfers(lowered: Any) -> list[Transfer]:
+    """Every send, recv and permute of a lowered program, in program
+    order, read from its StableHLO operations (not from the text).
+
+    Args:
+        lowered: what `lowered_for_gpu` returns.
 
     Example:
         >>> from jax.sharding import PartitionSpec as P
@@ -156,25 +172,49 @@ def transfers(text: str) -> list[Transfer]:
         >>> [t.kind for t in transfers(lowered_for_gpu(ring, jnp.ones(8)))]
         ['send', 'recv', 'permute']
     """
-    if not isinstance(text, str):
-        raise TypeError("transfers() takes StableHLO text; get it with "
+    if not hasattr(lowered, "compiler_ir"):
+        raise TypeError(f"transfers() takes a lowered program, got a "
+                        f"{type(lowered).__name__}; get one with "
                         "lowered_for_gpu(fn, *args).")
-    found = []
-    for number, line in enumerate(text.splitlines(), 1):
-        match = _STABLEHLO.search(line)
-        if match:
-            kind = match["kind"].replace("collective_permute", "permute")
-            found.append(Transfer(kind, _pairs(match), number))
+    found: list[Transfer] = []
+    for op in _operations(lowered.compiler_ir("stablehlo").operation):
+        kind = _KINDS.get(op.name)
+        if kind is not None:
+            found.append(Transfer(kind, _pairs(op), len(found) + 1,
+                                  _source(op)))
     return found
 
 
-def _pairs(match: re.Match[str]) -> tuple[Pair, ...]:
-    values = [int(v) for v in re.findall(r"-?\d+", match["pairs"])]
-    count = int(match["n"])
-    if len(values) == 1:  # MLIR prints a constant tensor as one value
+def _operations(parent: Any) -> Iterator[Any]:
+    """Every operation nested in ``parent``, in program order."""
+    for region in parent.regions:
+        for block in region:
+            for op in block:
+                yield op.operation
+                yield from _operations(op.operation)
+
+
+def _pairs(op: Any) -> tuple[Pair, ...]:
+    """The ``source_target_pairs`` attribute, an N x 2 integer tensor (a
+    splat, one value for every entry, when all are equal)."""
+    from jaxlib.mlir import ir
+
+    attribute = ir.DenseIntElementsAttr(op.attributes["source_target_pairs"])
+    count = ir.RankedTensorType(attribute.type).shape[0]
+    values = [int(attribute[i]) for i in range(len(attribute))]
+    if len(values) == 1:
         values *= 2 * count
     return tuple((values[i], values[i + 1])
                  for i in range(0, len(values), 2))
+
+
+def _source(op: Any) -> str:
+    """``'file.py:12'`` of the outermost Python frame in the location."""
+    frames = _SOURCE.findall(str(op.location))
+    if not frames:
+        return ""
+    file, line = frames[-1]
+    return f"{os.path.basename(file)}:{line}"
 
 
 def find_cycle(pairs: tuple[Pair, ...] | list[Pair]) -> tuple[int, ...]:
@@ -213,12 +253,12 @@ def find_cycle(pairs: tuple[Pair, ...] | list[Pair]) -> tuple[int, ...]:
     return ()
 
 
-def deadlocks(program: str | Callable[..., Any], *args: Any) -> list[str]:
+def deadlocks(program: Any, *args: Any) -> list[str]:
     """The deadlock rules a program breaks, in words; ``[]`` when none.
 
     Args:
-        program: StableHLO text, or a function to lower for a GPU with the
-            example ``args``.
+        program: a lowered program (`lowered_for_gpu`), or a function to
+            lower for a GPU with the example ``args``.
 
     Example:
         >>> from jax.sharding import PartitionSpec as P
@@ -230,19 +270,18 @@ def deadlocks(program: str | Callable[..., Any], *args: Any) -> list[str]:
         >>> program = jax.jit(jax.shard_map(
         ...     step, mesh=meshes.mesh((4,), ("i",)), in_specs=P("i"),
         ...     out_specs=P("i"), check_vma=False))
-        >>> deadlocks(program, jnp.ones(8))[0]
-        'send at line 6: its pairs form the cycle 0 -> 1 -> 2 -> 3 -> 0'
+        >>> print(deadlocks(program, jnp.ones(8))[0])  # doctest: +ELLIPSIS
+        transfer 1, a send (...): its pairs form the cycle 0 -> 1 -> 2 -> ...
     """
-    text = program if isinstance(program, str) else lowered_for_gpu(
-        program, *args)
-    found = [t for t in transfers(text) if t.kind != "permute"]
+    lowered = program if hasattr(program, "compiler_ir") else \
+        lowered_for_gpu(program, *args)
+    found = [t for t in transfers(lowered) if t.kind != "permute"]
     problems = []
     for t in found:
         cycle = find_cycle(t.pairs)
         if cycle:
             ring = " -> ".join(str(d) for d in cycle + cycle[:1])
-            problems.append(f"{t.kind} at line {t.line}: its pairs form "
-                            f"the cycle {ring}")
+            problems.append(f"{t}: its pairs form the cycle {ring}")
     sends = collections.Counter(t.pairs for t in found if t.kind == "send")
     recvs = collections.Counter(t.pairs for t in found if t.kind == "recv")
     for pairs in sorted(set(sends) | set(recvs)):

@@ -22,14 +22,29 @@ the two versions interleaved, not one block after the other (chapter 4).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
-from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats as scipy_stats
 
 MIN_SAMPLES = 5  # fewer runs per side cannot reach p < 0.05 at all
-VERDICTS = ("a faster", "b faster", "no detectable difference")
+
+
+class Verdict(enum.StrEnum):
+    """What `compare` decides. Each member is also its text, so a verdict
+    compares equal to ``'a faster'`` and prints as it reads."""
+
+    A_FASTER = "a faster"
+    B_FASTER = "b faster"
+    NO_DIFFERENCE = "no detectable difference"
+
+    def __repr__(self) -> str:  # tables and lists show 'a faster'
+        return repr(self.value)
+
+
+VERDICTS = tuple(Verdict)  # in the order tables list them
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +64,7 @@ class Comparison:
             ``a`` beats a random run of ``b`` (ties count half): 0.5 when
             the two are alike, 1.0 when every run of ``a`` is faster.
         alpha: significance level; the intervals cover ``1 - alpha``.
-        verdict: ``'a faster'``, ``'b faster'`` or
+        verdict: a `Verdict`: ``'a faster'``, ``'b faster'`` or
             ``'no detectable difference'``.
     """
 
@@ -64,7 +79,7 @@ class Comparison:
     p_value: float
     prob_a_faster: float
     alpha: float
-    verdict: str
+    verdict: Verdict
 
     def __str__(self) -> str:
         level = f"{1 - self.alpha:.0%}"
@@ -74,7 +89,7 @@ class Comparison:
                 f"{self.prob_a_faster:.2f}; n = {self.n_a}, {self.n_b}")
 
 
-def compare(a: Sequence[float], b: Sequence[float], *, alpha: float = 0.05,
+def compare(a: ArrayLike, b: ArrayLike, *, alpha: float = 0.05,
             n_resamples: int = 2000, seed: int = 0) -> Comparison:
     """Compare two samples of times (seconds, or any positive unit).
 
@@ -103,9 +118,9 @@ def compare(a: Sequence[float], b: Sequence[float], *, alpha: float = 0.05,
     test = scipy_stats.mannwhitneyu(a, b, alternative="two-sided")
     shift, shift_ci = hodges_lehmann(a, b, alpha=alpha)
     if test.pvalue >= alpha:
-        verdict = VERDICTS[2]
+        verdict = Verdict.NO_DIFFERENCE
     else:  # the sign of the shift says which way the ranks lean
-        verdict = VERDICTS[0] if shift < 0 else VERDICTS[1]
+        verdict = Verdict.A_FASTER if shift < 0 else Verdict.B_FASTER
     return Comparison(
         n_a=len(a), n_b=len(b),
         median_a=float(np.median(a)), median_b=float(np.median(b)),
@@ -116,7 +131,7 @@ def compare(a: Sequence[float], b: Sequence[float], *, alpha: float = 0.05,
         alpha=alpha, verdict=verdict)
 
 
-def _times(values: Sequence[float], label: str) -> np.ndarray:
+def _times(values: ArrayLike, label: str) -> np.ndarray:
     """``values`` as a float array, or a clear error saying what is wrong."""
     try:
         times = np.asarray(values, dtype=float).ravel()
@@ -153,7 +168,7 @@ def _ratio_ci(a: np.ndarray, b: np.ndarray, alpha: float,
     return float(low), float(high)
 
 
-def hodges_lehmann(a: Sequence[float], b: Sequence[float], *,
+def hodges_lehmann(a: ArrayLike, b: ArrayLike, *,
                    alpha: float = 0.05) -> tuple[float, tuple[float, float]]:
     """The Hodges-Lehmann shift of ``a`` over ``b`` and its interval.
 

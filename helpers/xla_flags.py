@@ -7,10 +7,9 @@ checked in a child Python process: the caller survives whatever happens.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
+
+from helpers import child
 
 _FLAG = re.compile(r"--xla_[a-z0-9_]+")
 _UNKNOWN = re.compile(r"Unknown flags? in XLA_FLAGS:\s*(.*)")
@@ -86,15 +85,31 @@ def _start_with(flags: str, timeout: float) -> str:
     """'ok' when JAX starts with XLA_FLAGS=flags, 'unknown ' and the
     flags XLA names when it rejects some as unknown, else the child's
     output."""
-    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}
-    child = subprocess.run(
-        [sys.executable, "-c", "import jax; jax.devices()"], env=env,
-        capture_output=True, text=True, timeout=timeout)
-    output = child.stdout + child.stderr
+    output = _start_jax_in_child(flags, timeout)
+    if output is None:
+        return "ok"
     named = _UNKNOWN.search(output)
     if named:
         return "unknown " + named.group(1).strip()
-    return "ok" if child.returncode == 0 else output[-2000:]
+    return output[-2000:]
+
+
+def start_jax() -> int:
+    """What the child runs: start JAX (which parses ``XLA_FLAGS``) and
+    count its devices."""
+    import jax
+    return len(jax.devices())
+
+
+def _start_jax_in_child(flags: str, timeout: float) -> str | None:
+    """None when JAX starts in a child with ``XLA_FLAGS=flags``, else
+    everything the child printed (an unknown flag aborts the process)."""
+    try:
+        child.call(start_jax, env={"XLA_FLAGS": flags,
+                                   "JAX_PLATFORMS": "cpu"}, timeout=timeout)
+    except child.ChildFailed as failed:
+        return failed.output
+    return None
 
 
 _HELP_LINE = re.compile(r"^\t(--xla_[a-z0-9_]+)=(.*?)\s*\t(\w+)\t(.*)$")
@@ -117,12 +132,8 @@ def printed_descriptions(timeout: float = 120.0) -> dict[str, str]:
 
 
 def _printed_help(timeout: float) -> dict[str, tuple[str, str]]:
-    env = {**os.environ, "XLA_FLAGS": "--help", "JAX_PLATFORMS": "cpu"}
-    child = subprocess.run(
-        [sys.executable, "-c", "import jax; jax.devices()"], env=env,
-        capture_output=True, text=True, timeout=timeout)
-    found = {}
-    for line in (child.stdout + child.stderr).splitlines():
+    found: dict[str, tuple[str, str]] = {}
+    for line in (_start_jax_in_child("--help", timeout) or "").splitlines():
         match = _HELP_LINE.match(line)
         if match:
             found[match[1]] = (match[2].strip('"'), match[4])

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gzip
 import json
 import os
 import re
@@ -69,17 +70,20 @@ KEY_COLUMNS = {
 # Planes `trim` keeps: the devices, and the HLO modules XProf needs to
 # name ops (the host threads are the bulk of a profile and are dropped).
 KEPT_PLANES = ("/device:", "/host:metadata")
+XPLANE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
 
 
 def xplane_files(profile_dir: str | Path) -> list[Path]:
     """The ``*.xplane.pb`` files of the newest run under a profile folder
-    (one per host).
+    (one per host), or their gzipped copies (``*.xplane.pb.gz``, what
+    `trim` keeps with a recording).
 
     Raises:
         FileNotFoundError: the folder does not exist or holds no xplane.
     """
     folder = profile_folder(profile_dir)
-    found = sorted(folder.rglob("*.xplane.pb"),
+    found = sorted((p for p in folder.rglob("*.xplane.pb*")
+                    if p.name.endswith(XPLANE_SUFFIXES)),
                    key=lambda p: p.stat().st_mtime)
     if not found:
         raise FileNotFoundError(
@@ -87,6 +91,28 @@ def xplane_files(profile_dir: str | Path) -> list[Path]:
             "folder, and did the traced block run any JAX code?")
     newest_run = found[-1].parent
     return sorted(p for p in found if p.parent == newest_run)
+
+
+def _read(xplane: Path) -> bytes:
+    """An xplane file's bytes, unzipped when it is gzipped."""
+    data = Path(xplane).read_bytes()
+    return gzip.decompress(data) if str(xplane).endswith(".gz") else data
+
+
+@contextlib.contextmanager
+def _plain_files(files: list[Path]) -> Iterator[list[str]]:
+    """The files as paths XProf can read: it takes only plain xplane.pb
+    files, so gzipped ones are unzipped into a temporary folder first."""
+    if not any(str(p).endswith(".gz") for p in files):
+        yield [str(p) for p in files]
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        plain = []
+        for path in files:
+            target = Path(folder) / path.name.removesuffix(".gz")
+            target.write_bytes(_read(path))
+            plain.append(str(target))
+        yield plain
 
 
 def _converter() -> Any:
@@ -114,18 +140,22 @@ def tables(profile_dir: str | Path, tool: str) -> list[pd.DataFrame]:
     if tool not in TOOLS:
         raise ValueError(f"unknown XProf tool {tool!r}; choose one of "
                          f"{sorted(TOOLS)}")
-    files = [str(p) for p in xplane_files(profile_dir)]
+    sources = xplane_files(profile_dir)
     converter = _converter()
-    try:
-        with _native_log() as log:
-            raw, _ = converter.xspace_to_tool_data(files, tool, {})
-    except Exception as err:  # XProf reports a bad file in its own words
-        raise ValueError(f"XProf could not read {files} as a profile: "
-                         f"{type(err).__name__}: {err}"
+    error: Exception | None = None
+    with _native_log() as log:
+        try:
+            with _plain_files(sources) as files:
+                raw, _ = converter.xspace_to_tool_data(files, tool, {})
+        except Exception as err:  # XProf reports a bad file in its words
+            error = err
+    if error is not None:
+        raise ValueError(f"XProf could not read {sources} as a profile: "
+                         f"{type(error).__name__}: {error}"
                          + (f"\nXProf's log:\n{log.text}" if log.text
-                            else "")) from err
+                            else "")) from error
     if not raw:
-        raise ValueError(f"XProf's {tool} made nothing of {files}: is it "
+        raise ValueError(f"XProf's {tool} made nothing of {sources}: is it "
                          "an xplane.pb written by jax.profiler?")
     data = json.loads(raw)
     return [_frame(t) for t in (data if isinstance(data, list) else [data])]
@@ -176,6 +206,19 @@ def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:
         raise ValueError(f"this table has none of {tool}'s columns "
                          f"{KEY_COLUMNS[tool]}: is it another tool's?")
     return frame[kept]
+
+
+def kernel_totals(profile_dir: str | Path) -> dict[str, float]:
+    """The GPU kernels of a profile as XProf's ``kernel_stats`` counts
+    them: how many ran (each kernel's occurrences, summed) and their
+    device time in µs (summed).
+
+    Raises:
+        ValueError: as `table`; a CPU profile has no kernel table.
+    """
+    kernels = table(profile_dir, "kernel_stats")
+    return {"kernels": float(kernels["occurrences"].sum()),
+            "device_us": float(kernels["total_duration_us"].sum())}
 
 
 @dataclasses.dataclass
@@ -276,7 +319,7 @@ def plane_names(xplane: str | Path) -> list[str]:
     """The names of the planes of an xplane.pb file (``/device:GPU:0``,
     ``/host:CPU``, ``/host:metadata`` ...)."""
     return [_plane_name(payload) for number, wire, _, payload in
-            _fields(Path(xplane).read_bytes()) if number == 1 and wire == 2]
+            _fields(_read(Path(xplane))) if number == 1 and wire == 2]
 
 
 def _plane_name(plane: bytes) -> str:
@@ -286,11 +329,13 @@ def _plane_name(plane: bytes) -> str:
 
 
 def trim(profile_dir: str | Path, destination: str | Path,
-         keep: tuple[str, ...] = KEPT_PLANES) -> list[Path]:
+         keep: tuple[str, ...] = KEPT_PLANES, *, compress: bool = True
+         ) -> list[Path]:
     """Copy the newest profile's xplane files keeping only the planes whose
     names start with one of ``keep`` (by default the devices and the HLO
     metadata, all XProf's device analyses need), into
-    ``destination/plugins/profile/trimmed/``.
+    ``destination/plugins/profile/trimmed/``, gzipped unless ``compress``
+    is False (an xplane shrinks about eightfold; `tables` reads both).
 
     Returns:
         The trimmed files, each with the planes it dropped listed in a
@@ -301,17 +346,20 @@ def trim(profile_dir: str | Path, destination: str | Path,
     written = []
     for source in xplane_files(profile_dir):
         kept, dropped = bytearray(), []
-        for number, wire, encoded, payload in _fields(source.read_bytes()):
+        for number, wire, encoded, payload in _fields(_read(source)):
             if number == 1 and wire == 2 and not \
                     _plane_name(payload).startswith(keep):
                 dropped.append(_plane_name(payload))
                 continue
             kept += encoded
-        out = target / source.name
-        out.write_bytes(bytes(kept))
-        (target / (source.name + ".trimmed.json")).write_text(json.dumps(
-            {"source": source.name, "bytes before": source.stat().st_size,
-             "bytes after": len(kept), "planes dropped": dropped,
+        plain_name = source.name.removesuffix(".gz")
+        out = target / (plain_name + (".gz" if compress else ""))
+        out.write_bytes(gzip.compress(bytes(kept), mtime=0) if compress
+                        else bytes(kept))
+        (target / (plain_name + ".trimmed.json")).write_text(json.dumps(
+            {"source": source.name, "bytes before": len(_read(source)),
+             "bytes after": len(kept), "gzipped": compress,
+             "planes dropped": dropped,
              "planes kept (prefixes)": list(keep)}, indent=1))
         written.append(out)
     return written

@@ -70,3 +70,23 @@ def test_citations_link_to_the_references(built_book):
     assert "references.html#id" in fusion  # a {cite} became a link
     assert "https://github.com/jax-ml/jax/issues/7024" in references
     assert "Noether" in references and "Holm" in references
+
+
+def test_the_book_numbers_the_exercises_the_workbook_grades(built_book):
+    """sphinx-exercise numbers each exercise block; the number a reader sees
+    is the one the check's report and the workshop dashboard show."""
+    import re
+
+    from helpers import workshop
+
+    for exercise in workshop.exercises():
+        page = (built_book / "chapters" / f"{exercise.chapter}.html")
+        block = re.search(rf'id="{exercise.label}">\s*<p class="admonition-'
+                          r'title">(.*?)</p>', page.read_text(), re.DOTALL)
+        assert block, f"no exercise block {exercise.label} in {page.name}"
+        caption = re.sub(r"<[^>]+>", "", block[1])
+        if exercise.chapter.startswith("00"):  # an unnumbered chapter
+            assert caption.startswith("Exercise ("), caption
+        else:
+            assert caption.startswith(f"Exercise {exercise.number} "), \
+                caption

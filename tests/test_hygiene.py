@@ -112,3 +112,31 @@ def test_every_xla_flag_in_the_book_is_registered_and_known_to_jaxlib():
     assert not unknown, (
         f"the installed jaxlib does not know {unknown}; a reader setting "
         "them would crash: update the chapters that use them")
+
+
+HELPERS = ROOT / "helpers"
+GENERAL_MODULES = sorted(p for p in HELPERS.rglob("*.py")
+                         if "workbook" not in p.parts)
+
+
+@pytest.mark.parametrize("path", GENERAL_MODULES,
+                         ids=lambda p: str(p.relative_to(HELPERS)))
+def test_general_helpers_never_import_chapter_code(path):
+    """Chapter code (helpers.workbook) may use the general modules, never
+    the reverse: a general module that needs a chapter's function has
+    taken on a chapter's job."""
+    text = path.read_text()
+    assert "helpers.workbook" not in text.replace(
+        "`helpers.workbook", "").replace("(helpers.workbook", ""), path.name
+
+
+@pytest.mark.parametrize("path", GENERAL_MODULES,
+                         ids=lambda p: str(p.relative_to(HELPERS)))
+def test_hlo_text_is_read_only_by_the_parser(path):
+    """Every reader of compiled HLO goes through helpers.hlo's model: no
+    module outside its parser matches the raw attribute text."""
+    if path.relative_to(HELPERS).as_posix() == "hlo/parsing.py":
+        return
+    text = path.read_text()
+    assert "inst.attributes" not in text and "custom_call_target=\"" \
+        not in text, path.name

@@ -4,9 +4,10 @@
 that actually runs. This package turns that text into small Python records a
 chapter can print and a test can assert on:
 
-* `parsing`: compile a function, split the module text into computations,
-  read the module's input/output aliasing and each instruction's source
-  path (``op_names``);
+* `parsing`: compile a function and read the module text once into a
+  typed model (`Module`, `Instruction`, `Shape`), the module's
+  input/output aliasing and each instruction's source path
+  (``op_names``);
 * `kernels`: fusions and their emitter kinds, op counts, custom calls, the
   kernels one call launches, while loops and their trip counts;
 * `compare`: whether two functions compile to the same program;
@@ -18,18 +19,22 @@ here) or the compiled HLO text itself.
 """
 
 from helpers.hlo.collectives import (AsyncWindow, Collective, async_windows,
-                                     collectives)
+                                     collective_counts, collectives)
 from helpers.hlo.compare import canonical_lines, program_diff
-from helpers.hlo.kernels import (CustomCall, Fusion, WhileLoop, custom_calls,
-                                 executed_count, fusions, kernel_count,
-                                 kernels, matrix_products, op_counts,
+from helpers.hlo.kernels import (CustomCall, Fusion, FusionKind, WhileLoop,
+                                 custom_calls, executed_count, fusions,
+                                 kernel_count, kernels, launch_summary,
+                                 matrix_products, op_counts, reduction_kinds,
                                  while_loops)
-from helpers.hlo.parsing import (Alias, Instruction, aliases, compile,
-                                 compiled_text, op_names, parse)
+from helpers.hlo.parsing import (Alias, Instruction, Module, Program, Shape,
+                                 aliases, compile, compiled_text, op_names,
+                                 parse)
 
 __all__ = ["Alias", "AsyncWindow", "Collective", "CustomCall", "Fusion",
-           "Instruction", "WhileLoop", "aliases", "async_windows",
-           "canonical_lines", "collectives", "compile", "compiled_text",
+           "FusionKind", "Instruction", "Module", "Program", "Shape",
+           "WhileLoop", "aliases", "async_windows", "canonical_lines",
+           "collective_counts", "collectives", "compile", "compiled_text",
            "custom_calls", "executed_count", "fusions", "kernel_count",
-           "kernels", "matrix_products", "op_counts", "op_names", "parse",
-           "program_diff", "while_loops"]
+           "kernels", "launch_summary", "matrix_products", "op_counts",
+           "op_names", "parse", "program_diff", "reduction_kinds",
+           "while_loops"]

@@ -12,21 +12,22 @@ the listed axes: {0,1,2,3} and {4,5,6,7}). A ``collective-permute`` lists
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from helpers.hlo.kernels import launches_kernel
-from helpers.hlo.parsing import Instruction, braced_attribute, module
+from helpers.hlo.parsing import (Instruction, Program, braced_attribute,
+                                 module)
 
 _KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
           "collective-permute", "collective-broadcast", "ragged-all-to-all")
-_IOTA = re.compile(r"replica_groups=\[(?P<shape>[\d,]+)\]<=\[(?P<dims>[\d,]+)"
-                   r"\](?:T\((?P<perm>[\d,]+)\))?")
-_MESH = re.compile(r"replica_groups=mesh\[(?P<axes>[^\]]*)\]\s*"
-                   r"\{(?P<over>[^}]*)\}")
+_IOTA = re.compile(r"^\[(?P<shape>[\d,]+)\]<=\[(?P<dims>[\d,]+)"
+                   r"\](?:T\((?P<perm>[\d,]+)\))?$")
+_MESH = re.compile(r"^mesh\[(?P<axes>[^\]]*)\]\s*\{(?P<over>[^}]*)\}$")
 _AXIS = re.compile(r"'(?P<name>[^']+)'=(?P<size>\d+)")
 
 
@@ -53,7 +54,7 @@ class Collective:
     pairs: tuple[tuple[int, int], ...]
 
 
-def collectives(fn: Callable[..., Any] | str, *args: Any
+def collectives(fn: Program, *args: Any
                 ) -> list[Collective]:
     """Every collective of the compiled module, loop bodies included.
 
@@ -71,10 +72,25 @@ def collectives(fn: Callable[..., Any] | str, *args: Any
         >>> [(c.kind, c.groups) for c in collectives(step, jnp.ones((4, 4)))]
         [('all-reduce', ((0, 2), (1, 3)))]
     """
-    mod = module(fn, args)
-    return [_collective(inst) for name, body in mod.items()
-            if name != "ENTRY" for inst in body
-            if inst.op.removesuffix("-start") in _KINDS]
+    return [_collective(inst) for body in module(fn, args).values()
+            for inst in body if inst.op.removesuffix("-start") in _KINDS]
+
+
+def collective_counts(fn: Program, *args: Any
+                      ) -> dict[str, int]:
+    """``{kind: count}`` of the collectives of the compiled module, a
+    combined (tuple) all-reduce counted once.
+
+    Example:
+        >>> from jax.sharding import PartitionSpec as P
+        >>> from helpers import meshes
+        >>> step = jax.jit(jax.shard_map(
+        ...     lambda v: jax.lax.psum(v, "a"), mesh=meshes.mesh((2,), ("a",)),
+        ...     in_specs=P("a"), out_specs=P()))
+        >>> collective_counts(step, jnp.ones(4))
+        {'all-reduce': 1}
+    """
+    return dict(collections.Counter(c.kind for c in collectives(fn, *args)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,7 +109,7 @@ class AsyncWindow:
     kernels_between: int
 
 
-def async_windows(fn: Callable[..., Any] | str, *args: Any
+def async_windows(fn: Program, *args: Any
                   ) -> list[AsyncWindow]:
     """The overlap XLA scheduled for each asynchronous collective of the
     entry computation. A compiled module is printed in its schedule's
@@ -104,7 +120,7 @@ def async_windows(fn: Callable[..., Any] | str, *args: Any
         fn: a function (jitted here if needed), or compiled HLO text.
         *args: example arguments when ``fn`` is a function.
     """
-    entry = module(fn, args)["ENTRY"]
+    entry = module(fn, args).entry
     started: dict[str, tuple[int, str]] = {}
     windows = []
     for position, inst in enumerate(entry):
@@ -125,16 +141,17 @@ def _collective(inst: Instruction) -> Collective:
         name=inst.name, kind=inst.op.removesuffix("-start"),
         is_async=inst.op.endswith("-start"), shape=inst.shape,
         groups=replica_groups(inst),
-        pairs=tuple(tuple(p) for p in _int_lists(
+        pairs=tuple((p[0], p[1]) for p in _int_lists(
             braced_attribute(inst, "source_target_pairs") or "")))
 
 
 def replica_groups(inst: Instruction) -> tuple[tuple[int, ...], ...]:
     """The device groups of a collective, from any printed form."""
-    by_axes = _MESH.search(inst.attributes)
+    printed = inst.attrs.get("replica_groups", "")
+    by_axes = _MESH.match(printed)
     if by_axes:
         return _mesh_groups(by_axes["axes"], by_axes["over"])
-    iota = _IOTA.search(inst.attributes)
+    iota = _IOTA.match(printed)
     if iota:
         dims = [int(d) for d in iota["dims"].split(",")]
         ids = np.arange(int(np.prod(dims))).reshape(dims)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Callable
+from typing import Any
 
-from helpers.hlo.parsing import braced_attribute, module
+from helpers.hlo.parsing import LITERAL_OPS, Program, module
 
-_REFERENCE = re.compile(r"%([\w.\-]+)")
+_NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")
 
 
-def canonical_lines(fn_or_text: Callable[..., Any] | str, *args: Any
+def canonical_lines(fn_or_text: Program, *args: Any
                     ) -> list[str]:
     """The compiled module with every name and all metadata taken out.
 
@@ -27,28 +27,26 @@ def canonical_lines(fn_or_text: Callable[..., Any] | str, *args: Any
     JAX paths (``metadata={...}``) are dropped. What is left is what runs.
     """
     mod = module(fn_or_text, args)
-    computations = [name for name in mod if name != "ENTRY"]
-    called = {name: f"c{i}" for i, name in enumerate(computations)}
+    called = {name: f"c{i}" for i, name in enumerate(mod)}
     lines = []
-    for name in computations:
-        local = {inst.name: f"v{i}" for i, inst in enumerate(mod[name])}
+    for name, instructions in mod.items():
+        local = {inst.name: f"v{i}" for i, inst in enumerate(instructions)}
 
         def rename(match: re.Match, local: dict = local) -> str:
-            return called.get(match[1]) or local.get(match[1]) or "?"
+            return called.get(match[1]) or local.get(match[1]) or match[0]
 
-        for inst in mod[name]:
-            attributes = inst.attributes
-            metadata = braced_attribute(inst, "metadata")
-            if metadata:
-                attributes = attributes.replace(f", metadata={metadata}", "")
-            operands = _REFERENCE.sub(rename, inst.operand_text)
+        for inst in instructions:
+            operands = (inst.operand_text if inst.op in LITERAL_OPS else
+                        ", ".join(local.get(o, "?") for o in inst.operands))
+            attributes = "".join(
+                f", {key}={_NAME.sub(rename, value)}"
+                for key, value in inst.attrs.items() if key != "metadata")
             lines.append(f"{called[name]} {local[inst.name]} = {inst.shape} "
-                         f"{inst.op}({operands})"
-                         f"{_REFERENCE.sub(rename, attributes)}")
+                         f"{inst.op}({operands}){attributes}")
     return lines
 
 
-def program_diff(a: Callable[..., Any] | str, b: Callable[..., Any] | str,
+def program_diff(a: Program, b: Program,
                  *args: Any) -> list[str]:
     """How the optimised programs of ``a`` and ``b`` differ.
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
+import enum
 import re
 from typing import Any, Callable
 
-from helpers.hlo.parsing import (Instruction, Module, attribute,
-                                 braced_attribute, module)
+from helpers.hlo.parsing import (Instruction, Module, Program, attribute,
+                                 braced_attribute, module, module_text)
 
 # Instructions that launch nothing by themselves: they name buffers, pass
 # control, or wait. Everything else at the top level launches work.
@@ -30,13 +30,33 @@ _NO_LAUNCH = {"parameter", "constant", "tuple", "get-tuple-element",
               "conditional"}
 
 
+class FusionKind(enum.StrEnum):
+    """The emitter XLA:GPU writes a fusion's kernel with (its ``kind=``).
+    Each member is also its HLO text: ``FusionKind.INPUT == 'kInput'``."""
+
+    LOOP = "kLoop"      # elementwise: each thread computes outputs alone
+    INPUT = "kInput"    # a reduction: threads cooperate on each output
+    OUTPUT = "kOutput"  # a producer with its consumer fused as epilogue
+    CUSTOM = "kCustom"  # Triton, cuDNN and other custom fusions
+
+    def __repr__(self) -> str:  # lists and tables show 'kLoop', as in HLO
+        return repr(self.value)
+
+
+def _kind(text: str) -> FusionKind | str:
+    """The `FusionKind` named ``text``; another kind stays its text."""
+    return FusionKind(text) if text in FusionKind._value2member_map_ \
+        else text
+
+
 @dataclasses.dataclass(frozen=True)
 class Fusion:
     """A fusion that runs as one kernel on a GPU.
 
     Attributes:
         name: the instruction name, e.g. ``'fusion.3'``.
-        kind: the emitter, e.g. ``'kLoop'`` or ``'kInput'``.
+        kind: the emitter, a `FusionKind` (``'kLoop'``, ``'kInput'``...),
+            or XLA's text for a kind this package does not know.
         root_op: the opcode of the fused computation's ROOT, e.g.
             ``'reduce'``.
         operand_shapes: shapes of the fusion's inputs.
@@ -44,13 +64,13 @@ class Fusion:
     """
 
     name: str
-    kind: str
+    kind: FusionKind | str
     root_op: str
     operand_shapes: tuple[str, ...]
     output_shape: str
 
     @property
-    def named_kind(self) -> str:
+    def named_kind(self) -> FusionKind | str:
         """The kind the fusion had when XLA:GPU named it: ``'kLoop'`` for
         ``loop_...``, ``'kInput'`` for ``input_...``, else `kind`. They
         differ when a later pass changed the emitter: in jax 0.11.2 on an
@@ -58,7 +78,8 @@ class Fusion:
         Triton (``kind`` becomes ``'kCustom'``), and the name keeps the
         choice its reduction heuristic made."""
         prefix = self.name.split("_", 1)[0]
-        return {"loop": "kLoop", "input": "kInput"}.get(prefix, self.kind)
+        return {"loop": FusionKind.LOOP, "input": FusionKind.INPUT}.get(
+            prefix, self.kind)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,13 +118,14 @@ class WhileLoop:
     condition_kernels: int | None
 
 
-def _launched(mod: Module, computation: str = "ENTRY"
+def _launched(mod: Module, computation: str | None = None
               ) -> list[Instruction]:
-    """The instructions that run at the top level of ``computation`` and
-    of everything it reaches through calls, loops and branches (but not
-    the insides of fusions, which are one kernel each)."""
+    """The instructions that run at the top level of ``computation`` (by
+    default the entry) and of everything it reaches through calls, loops
+    and branches (but not the insides of fusions, which are one kernel
+    each)."""
     found = []
-    for inst in mod.get(computation, []):
+    for inst in mod.get(computation or mod.entry_name, []):
         found.append(inst)
         if inst.op == "call":
             found += _launched(mod, attribute(inst, "to_apply") or "")
@@ -123,7 +145,7 @@ def _branches(inst: Instruction) -> list[str]:
                                  attribute(inst, "false_computation")) if n]
 
 
-def fusions(fn: Callable[..., Any] | str, *args: Any) -> list[Fusion]:
+def fusions(fn: Program, *args: Any) -> list[Fusion]:
     """The fusions of ``fn(*args)``'s compiled module, loops included.
 
     Args:
@@ -144,14 +166,14 @@ def fusions(fn: Callable[..., Any] | str, *args: Any) -> list[Fusion]:
         called = mod.get(attribute(inst, "calls") or "", [])
         root = next((i.op for i in called if i.is_root), "?")
         found.append(Fusion(
-            name=inst.name, kind=attribute(inst, "kind") or "?",
+            name=inst.name, kind=_kind(attribute(inst, "kind") or "?"),
             root_op=root,
             operand_shapes=tuple(shapes.get(n, "?") for n in inst.operands),
             output_shape=inst.shape))
     return found
 
 
-def op_counts(fn: Callable[..., Any] | str, *args: Any,
+def op_counts(fn: Program, *args: Any,
               entry_only: bool = True) -> collections.Counter[str]:
     """How often each opcode appears in the compiled module.
 
@@ -162,8 +184,7 @@ def op_counts(fn: Callable[..., Any] | str, *args: Any,
             not the bodies of fusions and loops.
     """
     mod = module(fn, args)
-    computations = ([mod["ENTRY"]] if entry_only else
-                    [body for name, body in mod.items() if name != "ENTRY"])
+    computations = [mod.entry] if entry_only else list(mod.values())
     return collections.Counter(i.op for body in computations for i in body)
 
 
@@ -172,7 +193,7 @@ def op_counts(fn: Callable[..., Any] | str, *args: Any,
 GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul")
 
 
-def matrix_products(fn: Callable[..., Any] | str, *args: Any) -> int:
+def matrix_products(fn: Program, *args: Any) -> int:
     """The matrix products in a compiled module: ``dot`` instructions
     anywhere (fusion bodies, where Triton's GEMMs keep theirs, included)
     and calls to a GEMM library (`GEMM_TARGETS`), which is how XLA:GPU
@@ -186,11 +207,10 @@ def matrix_products(fn: Callable[..., Any] | str, *args: Any) -> int:
     return sum(i.op == "dot" or (i.op == "custom-call" and
                                  _custom_call_target(i).startswith(
                                      GEMM_TARGETS))
-               for name, body in mod.items() if name != "ENTRY"  # an alias
-               for i in body)
+               for body in mod.values() for i in body)
 
 
-def custom_calls(fn: Callable[..., Any] | str, *args: Any
+def custom_calls(fn: Program, *args: Any
                  ) -> list[CustomCall]:
     """The library calls one run makes (cuBLAS, cuDNN, LAPACK, Pallas...).
 
@@ -203,11 +223,10 @@ def custom_calls(fn: Callable[..., Any] | str, *args: Any
 
 
 def _custom_call_target(inst: Instruction) -> str:
-    match = re.search(r'custom_call_target="([^"]*)"', inst.attributes)
-    return match.group(1) if match else "?"
+    return attribute(inst, "custom_call_target") or "?"
 
 
-def kernels(fn: Callable[..., Any] | str, *args: Any) -> list[Instruction]:
+def kernels(fn: Program, *args: Any) -> list[Instruction]:
     """The instructions that launch work, each listed once (a loop body's
     kernels appear once however many times the loop runs).
 
@@ -239,7 +258,9 @@ def _count(mod: Module, computation: str,
             part = None if trips is None or body is None else trips * body
         elif inst.op == "conditional":
             counts = [_count(mod, b, counted) for b in _branches(inst)]
-            part = None if None in counts else max(counts, default=0)
+            known = [c for c in counts if c is not None]
+            part = max(known, default=0) if len(known) == len(counts) \
+                else None
         else:
             part = int(counted(inst))
         if part is None:
@@ -249,11 +270,11 @@ def _count(mod: Module, computation: str,
 
 
 def _trip_count(inst: Instruction) -> int | None:
-    known = _backend_config(inst).get("known_trip_count", {})
+    known = inst.backend_config.get("known_trip_count", {})
     return int(known["n"]) if "n" in known else None
 
 
-def kernel_count(fn: Callable[..., Any] | str, *args: Any) -> int:
+def kernel_count(fn: Program, *args: Any) -> int:
     """Kernels one call of ``fn(*args)`` launches, loops unrolled by their
     known trip counts.
 
@@ -269,7 +290,7 @@ def kernel_count(fn: Callable[..., Any] | str, *args: Any) -> int:
         22
     """
     mod = module(fn, args)
-    count = _count(mod, "ENTRY")
+    count = _count(mod, mod.entry_name)
     if count is None:
         unknown = [w.name for w in _loops(mod) if w.trip_count is None]
         raise ValueError(
@@ -279,7 +300,7 @@ def kernel_count(fn: Callable[..., Any] | str, *args: Any) -> int:
     return count
 
 
-def executed_count(fn: Callable[..., Any] | str, ops: set[str],
+def executed_count(fn: Program, ops: set[str],
                    *args: Any) -> int | None:
     """How many instructions with an opcode in ``ops`` one call executes,
     loops unrolled by their known trip counts (None when a loop's count is
@@ -297,10 +318,11 @@ def executed_count(fn: Callable[..., Any] | str, ops: set[str],
         >>> executed_count(f, {"collective-permute"}, jnp.ones(4))
         3
     """
-    return _count(module(fn, args), "ENTRY", lambda i: i.op in ops)
+    mod = module(fn, args)
+    return _count(mod, mod.entry_name, lambda i: i.op in ops)
 
 
-def while_loops(fn: Callable[..., Any] | str, *args: Any) -> list[WhileLoop]:
+def while_loops(fn: Program, *args: Any) -> list[WhileLoop]:
     """Every while loop of the compiled module (nested ones too), with its
     trip count and the kernels one iteration launches.
 
@@ -320,18 +342,33 @@ def _loops(mod: Module) -> list[WhileLoop]:
         name=inst.name, trip_count=_trip_count(inst),
         body_kernels=_count(mod, attribute(inst, "body") or ""),
         condition_kernels=_count(mod, attribute(inst, "condition") or ""))
-        for name, body in mod.items() if name != "ENTRY"
-        for inst in body if inst.op == "while"]
+        for body in mod.values() for inst in body if inst.op == "while"]
 
 
-def _backend_config(inst: Instruction) -> dict[str, Any]:
-    """An instruction's JSON ``backend_config`` ({} if none or not JSON),
-    where XLA notes facts such as a loop's ``known_trip_count``."""
-    start = inst.attributes.find("backend_config=")
-    if start < 0:
-        return {}
-    text = inst.attributes[start + len("backend_config="):]
-    try:
-        return json.JSONDecoder().raw_decode(text)[0]
-    except json.JSONDecodeError:
-        return {}
+def launch_summary(fn: Program, *args: Any
+                   ) -> dict[str, Any]:
+    """What one call launches, in three numbers a table can hold: the
+    fusion kinds and library calls (each counted) and the kernels in all.
+
+    Example:
+        >>> launch_summary(lambda x: jnp.sin(x).sum(), jnp.ones(8))  # CPU
+        {'fusion kinds': {'kLoop': 1}, 'custom calls': {}, 'kernels': 1}
+    """
+    text = module_text(fn, args)
+    kinds = collections.Counter(f.kind for f in fusions(text))
+    calls = collections.Counter(c.target for c in custom_calls(text))
+    return {"fusion kinds": dict(kinds), "custom calls": dict(calls),
+            "kernels": kernel_count(text)}
+
+
+def reduction_kinds(fn: Program, *args: Any) -> str:
+    """The emitter kinds of the fusions whose root is a ``reduce``, joined
+    by ``/`` (``'kInput'``, ``'kLoop/kInput'``), or ``'no reduce fusion'``.
+
+    Example:
+        >>> reduction_kinds(lambda x: x.sum(1), jnp.ones((4, 8)))  # CPU
+        'kLoop'
+    """
+    kinds = sorted({f.kind for f in fusions(fn, *args)
+                    if f.root_op == "reduce"})
+    return "/".join(kinds) or "no reduce fusion"

@@ -17,7 +17,10 @@ the exercises it sets live here, so they can be tested and reused:
 
 Each exercise is an `Exercise` (from `helpers.exercises`) that knows its
 chapter, the name of the learner's answer, a starter a learner begins from
-and a reference solution; `helpers.workshop.exercises()` finds them here.
+and a reference solution; `helpers.workbook.workshop.exercises()` finds
+them here. The workshop kit (`workshop`) and the table of every chapter's
+goal (`goals`) live here too: they name chapters, which the general
+modules of `helpers` never do.
 Tests check that every solution passes, and that the starter and plausible
 wrong attempts fail with the hint meant for them.
 """

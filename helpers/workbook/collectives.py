@@ -7,7 +7,6 @@ are enough, simulated CPU devices otherwise.
 
 from __future__ import annotations
 
-import collections
 from typing import Any, Callable
 
 import jax
@@ -148,7 +147,7 @@ def placed(mesh: jax.sharding.Mesh, plan: dict[str, Any],
 
 
 def gradient_step(mesh: jax.sharding.Mesh, plan: dict[str, Any]
-                  ) -> Callable[..., Any]:
+                  ) -> jax.stages.Wrapped:
     """The jitted gradient of `mlp_loss` under ``plan``: with FSDP each
     weight is constrained to be whole (replicated) where it is used, and
     the gradients leave sharded like the weights."""
@@ -174,12 +173,6 @@ def gradient_step(mesh: jax.sharding.Mesh, plan: dict[str, Any]
     return jax.jit(step)
 
 
-def collective_counts(text: str) -> dict[str, int]:
-    """``{kind: count}`` of the collectives in compiled HLO text, with a
-    combined (tuple) all-reduce counted once."""
-    return dict(collections.Counter(c.kind for c in hlo.collectives(text)))
-
-
 def plan_table(mesh: jax.sharding.Mesh, params: list[dict[str, jax.Array]],
                x: jax.Array) -> pd.DataFrame:
     """For each plan: the collectives in the compiled gradient step, and
@@ -193,7 +186,7 @@ def plan_table(mesh: jax.sharding.Mesh, params: list[dict[str, jax.Array]],
         text = step.lower(*args).compile().as_text()
         same = all(np.allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in
                    zip(jax.tree.leaves(step(*args)), jax.tree.leaves(want)))
-        rows.append({"plan": name, **collective_counts(text),
+        rows.append({"plan": name, **hlo.collective_counts(text),
                      "gradients match one device": same})
     table = pd.DataFrame(rows).set_index("plan").fillna(0)
     counts = [c for c in table.columns if c != "gradients match one device"]
@@ -203,15 +196,15 @@ def plan_table(mesh: jax.sharding.Mesh, params: list[dict[str, jax.Array]],
 
 # --- the all-reduce combiner ---------------------------------------------
 
-def all_reduce_operands(text: str) -> list[int]:
+def all_reduce_operands(text: hlo.Program) -> list[int]:
     """How many arrays each all-reduce of a compiled module reduces: a
     combined all-reduce takes a tuple of several."""
-    return [c.shape.count("[") for c in hlo.collectives(text)
-            if c.kind == "all-reduce"]
+    return [len(hlo.Shape.parse(c.shape).arrays)
+            for c in hlo.collectives(text) if c.kind == "all-reduce"]
 
 
 def data_parallel_step(mesh: jax.sharding.Mesh, layers: int
-                       ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+                       ) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
     """The data-parallel gradient step of a ``layers``-block MLP on
     ``mesh`` (its ``data`` axis), and its arguments."""
     params = init_mlp(layers, 64, 128, jax.random.key(0))
@@ -262,11 +255,12 @@ def combine_on_gpu(devices: int = 8, layers: int = 6) -> dict[str, Any]:
                                      sharding=NamedSharding(mesh, plan["x"]))
         lowered = gradient_step(mesh, plan).lower(specs, batch)
         for threshold in GPU_THRESHOLDS:
-            options = ({} if threshold is None else
-                       {flag: threshold for flag in _GPU_FLAGS})
+            options: dict[str, Any] = (
+                {} if threshold is None else
+                {flag: threshold for flag in _GPU_FLAGS})
             text = lowered.compile(compiler_options=options).as_text()
             rows.append({"plan": name, "threshold_bytes": threshold,
-                         **collective_counts(text),
+                         **hlo.collective_counts(text),
                          "kernels overlapping": sum(
                              w.kernels_between
                              for w in hlo.async_windows(text))})

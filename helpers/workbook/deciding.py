@@ -151,7 +151,7 @@ def _why(what: str) -> str:
     if "interval" in what:
         return ("Leave the slow first runs out, and mix a and b in time so "
                 "drift cannot tilt the ratio.")
-    if stats.VERDICTS[2] in what:
+    if stats.Verdict.NO_DIFFERENCE in what:
         return ("Too few runs to see 3% through 5% noise "
                 "(stats.required_samples says how many), or drift cancelled "
                 "the difference: mix the runs of a and b in time.")

@@ -50,7 +50,8 @@ def _bound_cases() -> list[tuple[float, float, float, float]]:
     rng = np.random.default_rng(13)
     spread = 10 ** rng.uniform([6, 6, 11, 10], [18, 15, 16, 13],
                                size=(40, 4))
-    return named + [tuple(float(v) for v in row) for row in spread]
+    return named + [(float(a), float(b), float(c), float(d))
+                    for a, b, c, d in spread]
 
 
 _BOUND_CASES = _bound_cases()
@@ -130,7 +131,7 @@ def make_loop_solution() -> Callable[..., jax.Array]:
     return jax.jit(launches.run_steps, static_argnums=2)
 
 
-def _trip_count(make_loop: Callable[[], Callable[..., jax.Array]]
+def _trip_count(make_loop: Callable[[], Any]
                 ) -> Outcome:
     from helpers.workbook import launches
     name = "same result, and the loop's trip count known when compiling"
@@ -282,7 +283,7 @@ def fusions_under_starter(flags: str) -> dict[str, int]:
     args = jax.device_put(args, jax.devices("cpu")[0])
     text = fn.lower(*args).compile().as_text()
     os.environ.pop("XLA_FLAGS")
-    return chapter.facts(text)["fusion kinds"]
+    return hlo.launch_summary(text)["fusion kinds"]
 
 
 def fusions_under_solution(flags: str) -> dict[str, int]:

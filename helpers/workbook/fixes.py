@@ -113,7 +113,7 @@ def structure_on_gpu(k: int, dtype: str = "float32",
         rows.append({
             "version": name,
             "kernels": sum(hlo.kernel_count(t) for t in texts),
-            "reductions": "/".join(fusion._reduce_kinds(t) for t in texts),
+            "reductions": "/".join(hlo.reduction_kinds(t) for t in texts),
             "bytes / floor": sum(map(least_bytes, programs)) / floor})
     return rows
 

@@ -10,7 +10,6 @@ the same options without a new process.
 
 from __future__ import annotations
 
-import collections
 import time
 from typing import Any, Callable
 
@@ -23,7 +22,7 @@ from helpers.exercises import Exercise, Outcome, learner_error
 SIZES = {"cpu": 256, "gpu": 4096}
 
 
-def _matmul_epilogue(n: int) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+def _matmul_epilogue(n: int) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
     """A bf16 matmul followed by bias and gelu: the case where a Triton
     GEMM can fuse the epilogue that a cuBLAS call cannot."""
     k1, k2 = jax.random.split(jax.random.key(0))
@@ -32,7 +31,7 @@ def _matmul_epilogue(n: int) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     return jax.jit(lambda x, w: jax.nn.gelu(x @ w + 1.0)), (x, w)
 
 
-def _small_kernels(n: int) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+def _small_kernels(n: int) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
     """A loop of 100 steps of a few tiny kernels each: launch-bound, the
     case command buffers (CUDA graphs) are for."""
     w = 0.5 * jnp.eye(8)
@@ -43,7 +42,8 @@ def _small_kernels(n: int) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     return jax.jit(lambda x: jax.lax.fori_loop(0, 100, body, x)), (x,)
 
 
-def reduction_program(n: int) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+def reduction_program(n: int
+                      ) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
     """Elementwise work then a column sum: one fusion or several."""
     return (jax.jit(lambda x: jnp.sum(jnp.tanh(x) * 2 + 1, axis=0)),
             (jnp.ones((n, n)),))
@@ -51,14 +51,6 @@ def reduction_program(n: int) -> tuple[Callable[..., Any], tuple[Any, ...]]:
 
 PROGRAMS = {"matmul_epilogue": _matmul_epilogue,
             "small_kernels": _small_kernels, "reduction": reduction_program}
-
-
-def facts(text: str) -> dict[str, Any]:
-    """What a compiled module launches: fusion kinds, library calls."""
-    kinds = collections.Counter(f.kind for f in hlo.fusions(text))
-    calls = collections.Counter(c.target for c in hlo.custom_calls(text))
-    return {"fusion kinds": dict(kinds), "custom calls": dict(calls),
-            "kernels": hlo.kernel_count(text)}
 
 
 def measure(name: str, repeat: int = 20) -> dict[str, Any]:
@@ -70,7 +62,8 @@ def measure(name: str, repeat: int = 20) -> dict[str, Any]:
     compile_s = time.perf_counter() - start
     timing = bench.benchmark(compiled, *args, repeat=repeat)
     return {"program": name, "compile s": compile_s,
-            "median s": timing.median, **facts(compiled.as_text())}
+            "median s": timing.median,
+            **hlo.launch_summary(compiled.as_text())}
 
 
 def in_child(name: str, xla_flags: str = "",
@@ -92,6 +85,11 @@ def in_child(name: str, xla_flags: str = "",
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 
+def _config(name: str) -> Any:
+    """A JAX option's value (these are missing from jax's type stubs)."""
+    return getattr(jax.config, name)
+
+
 def measure_jit(name: str, calls: int = 5, repeat: int = 20
                 ) -> dict[str, Any]:
     """Program ``name`` called through its plain ``jax.jit`` function, the
@@ -104,13 +102,14 @@ def measure_jit(name: str, calls: int = 5, repeat: int = 20
     ``compilations`` count (from `jax.monitoring`) shows whether that
     second compilation happened.
     """
-    if calls <= jax.config.jax_pgle_profiling_runs:
+    runs = _config("jax_pgle_profiling_runs")
+    if calls <= runs:
         raise ValueError(f"calls={calls} must exceed JAX_PGLE_PROFILING_RUNS"
-                         f" ({jax.config.jax_pgle_profiling_runs}), or "
+                         f" ({runs}), or "
                          "automatic PGLE never recompiles before timing.")
     events: list[str] = []
 
-    def count(event: str, seconds: float, **kwargs: Any) -> None:
+    def count(event: str, duration_secs: float, **kwargs: str | int) -> None:
         if event == COMPILE_EVENT:
             events.append(event)
 
@@ -121,8 +120,8 @@ def measure_jit(name: str, calls: int = 5, repeat: int = 20
     for _ in range(calls):
         jax.block_until_ready(fn(*args))
     timing = bench.benchmark(fn, *args, warmup=0, repeat=repeat)
-    return {"program": name, "pgle": jax.config.jax_enable_pgle,
-            "profiling runs": jax.config.jax_pgle_profiling_runs,
+    return {"program": name, "pgle": _config("jax_enable_pgle"),
+            "profiling runs": runs,
             "compilations": len(events), "median s": timing.median}
 
 
@@ -183,7 +182,7 @@ def _own_fusions(make_options: Callable[[], dict[str, Any]]) -> Outcome:
             compiler_options=make_options()).as_text()
     except Exception as err:  # an unknown option is the learner's mistake
         return learner_error(name, err, hint)
-    kinds = facts(text)["fusion kinds"]
+    kinds = hlo.launch_summary(text)["fusion kinds"]
     if kinds.get("kCustom") or not kinds.get("kLoop"):
         return Outcome(name, "fail", f"fusion kinds: {kinds}", hint)
     return Outcome(name, "pass", f"fusion kinds: {kinds}")

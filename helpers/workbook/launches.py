@@ -149,7 +149,7 @@ def fused_side_by_side(weights: Weights, keys: jax.Array, steps: int, *,
     return momentum
 
 
-VARIANTS: dict[str, Callable[..., jax.Array]] = {
+VARIANTS: dict[str, jax.stages.Wrapped] = {
     "while, traced bound": while_traced,
     "while, static bound": while_static,
     "scan, split per step": scan_split,

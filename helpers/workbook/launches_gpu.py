@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 
-from helpers import bench, child, env, hlo, trace, xprof_tables
+from helpers import bench, child, env, hlo, recorded, trace, xprof_tables
 from helpers.fused import fused_scan
 from helpers.workbook import launches
 from helpers.workbook.launches import (STEPS, VARIANTS, Weights, _per_step,
@@ -83,10 +84,11 @@ def fused_cases_on_gpu() -> dict[str, Any]:
         return (jax.vmap(lambda i, n: fused_scan(mlp, i, n)[0]),
                 (jnp.zeros((4, 1), dtype), noise))
 
-    cases = {"tanh layer": (lambda c, x: fused_scan(tanh_layer, c, x),
-                            (jnp.zeros((16, 16)), xs)),
-             "gradient": (gradient, (w,)),
-             "mlp float32": chains(jnp.float32)}
+    cases: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
+        "tanh layer": (lambda c, x: fused_scan(tanh_layer, c, x),
+                       (jnp.zeros((16, 16)), xs)),
+        "gradient": (gradient, (w,)),
+        "mlp float32": chains(jnp.float32)}
     found: dict[str, Any] = {}
     for name in [*cases, "mlp float64"]:
         with jax.enable_x64(name == "mlp float64"):
@@ -153,7 +155,7 @@ PROFILED_MODES = {
 }
 
 
-def profiled_launches(variant: Callable[..., jax.Array], *args: Any,
+def profiled_launches(variant: jax.stages.Wrapped, *args: Any,
                       steps: int, folder: str,
                       graphs_while_profiling: bool = False) -> float:
     """Kernels per step counted in a `jax.profiler` trace of one call:
@@ -177,16 +179,49 @@ def profiled_launches(variant: Callable[..., jax.Array], *args: Any,
     return len(trace.device_events(trace.load(folder))) / steps
 
 
-def xprof_launches(folder: str, steps: int) -> float | str:
+def xprof_launches(folder: str | Path, steps: int) -> float | str:
     """Kernels per step as XProf counts them in the same profile (its
     ``kernel_stats``: each kernel's occurrences, summed), to set beside
     the count from the trace events; where XProf has no kernel table (a
     CPU, no xprof), the reason instead."""
     try:
-        kernels = xprof_tables.table(folder, "kernel_stats")
+        return xprof_tables.kernel_totals(folder)["kernels"] / steps
     except (ValueError, ModuleNotFoundError, FileNotFoundError) as err:
         return str(err)
-    return float(kernels["occurrences"].sum()) / steps
+
+
+# Steps of the profiled calls: enough for the per-step count to hide the
+# few kernels outside the loop, few enough that every profile can be kept
+# with the recording (about 200 bytes per kernel before gzip).
+PROFILED_STEPS = 1000
+
+
+def kept_profile(graphs_while_profiling: bool, variant: str) -> str:
+    """The recording name under which a GPU visit keeps the profile of
+    ``variant`` in one mode (`PROFILED_MODES`), e.g.
+    ``'03_launches/profile-graphs-kept-while-traced-bound'``."""
+    mode = "graphs-kept" if graphs_while_profiling else "op-by-op"
+    slug = re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")
+    return f"03_launches/profile-{mode}-{slug}"
+
+
+def xprof_launches_of_recording(result: Any) -> dict[str, dict[str, Any]]:
+    """XProf's kernels per step of every profile a recording of
+    `measure_variants_on_gpu` kept, counted here (no GPU needed); where a
+    profile was not kept, what the GPU run counted (or its reason)."""
+    steps = result.data.get("profiled_steps")
+    counts: dict[str, dict[str, Any]] = {}
+    for mode, graphs in PROFILED_MODES.items():
+        counted = result.data.get("xprof_launches_per_step", {}).get(mode, {})
+        counts[mode] = {}
+        for name in VARIANTS:
+            folder = recorded.profile_folder(kept_profile(graphs, name),
+                                             env.device_slug(
+                                                 result.provenance))
+            counts[mode][name] = (xprof_launches(folder, steps)
+                                  if steps and folder.exists()
+                                  else counted.get(name))
+    return counts
 
 
 def dry_or(gpu: Any, dry: Any) -> Any:
@@ -203,21 +238,24 @@ def measure_variants_on_gpu(folder: str, *, steps: int | None = None
     of `PROFILED_MODES`: from the trace events, and by XProf
     (`xprof_launches`), so the two counts can be compared."""
     steps = steps or dry_or(STEPS, 200)
+    profiled_steps = min(steps, PROFILED_STEPS)
     weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
     profiled: dict[str, dict[str, float]] = {}
     by_xprof: dict[str, dict[str, float | str]] = {}
     for mode, graphs in PROFILED_MODES.items():
         profiled[mode], by_xprof[mode] = {}, {}
         for name, variant in VARIANTS.items():
-            bound = steps_argument(variant, steps)
+            bound = steps_argument(variant, profiled_steps)
             where = os.path.join(folder, f"{mode}-{len(profiled[mode])}")
             profiled[mode][name] = profiled_launches(
-                variant, weights, key, bound, steps=steps,
+                variant, weights, key, bound, steps=profiled_steps,
                 graphs_while_profiling=graphs, folder=where)
-            by_xprof[mode][name] = xprof_launches(where, steps)
+            by_xprof[mode][name] = xprof_launches(where, profiled_steps)
+            recorded.keep_profile(kept_profile(graphs, name), where)
     loops = [n for n in VARIANTS if VARIANTS[n] is not fused]
     return {"gpu": measure(steps=steps),
             "cpu": measure(loops, steps=steps, device=jax.devices("cpu")[0]),
+            "profiled_steps": profiled_steps,
             "profiled_launches_per_step": profiled,
             "xprof_launches_per_step": by_xprof}
 

@@ -110,8 +110,8 @@ def stage_loop(w: jax.Array, inputs: jax.Array, *, repeats: int,
 
     zeros = jnp.zeros_like(inputs)
     steps = jnp.arange(repeats * micro + stages - 1)
-    (_, _, outputs), _ = jax.lax.scan(iteration, (zeros[0], zeros, zeros),
-                                      steps)
+    start: tuple[jax.Array, ...] = (zeros[0], zeros, zeros)
+    (_, _, outputs), _ = jax.lax.scan(iteration, start, steps)
     return outputs[None]
 
 

@@ -11,7 +11,6 @@ profile with each call marked, and turns the profile into one row per
 from __future__ import annotations
 
 import functools
-import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -77,14 +76,14 @@ def attention(params: dict[str, jax.Array], x: jax.Array, *, n_head: int,
     return y @ params["c_proj_w"] + params["c_proj_b"]
 
 
-def versions(n_head: int) -> dict[str, Callable[..., jax.Array]]:
+def versions(n_head: int) -> dict[str, jax.stages.Wrapped]:
     """The two jitted spellings of the block, by name."""
     return {name: jax.jit(functools.partial(attention, n_head=n_head,
                                             use_einsum=use_einsum))
             for name, use_einsum in (("einsum", True), ("matmul", False))}
 
 
-def profile_calls(fns: dict[str, Callable[..., Any]], *args: Any,
+def profile_calls(fns: dict[str, jax.stages.Wrapped], *args: Any,
                   calls: int = 20, order: str = "alternating",
                   folder: str | None = None) -> pd.DataFrame:
     """Run each function ``calls`` times inside one profile; return the
@@ -107,7 +106,7 @@ def profile_calls(fns: dict[str, Callable[..., Any]], *args: Any,
             with jax.profiler.TraceAnnotation(f"{name}#{counts[name]}"):
                 bench.block(fns[name](*args))
             counts[name] += 1
-    texts = {name: fn.lower(*args).compile().as_text()
+    texts = {name: fn.lower(*args).compile().as_text() or ""
              for name, fn in fns.items()}
     return _label(trace.load(folder), texts)
 
@@ -217,8 +216,8 @@ def verdict_stability(a: Any, b: Any, sizes: list[int], draws: int = 200,
                                   rng.choice(b, n, replace=False),
                                   n_resamples=50).verdict
                     for _ in range(draws)]
-        rows.append({"n": n, **{v: verdicts.count(v) / draws
-                                for v in stats.VERDICTS}})
+        rows.append({"n": n, **{str(v): verdicts.count(v) / draws
+                                for v in stats.Verdict}})
     return pd.DataFrame(rows)
 
 
@@ -233,7 +232,8 @@ def synthetic_power(rel_diff: float, spread: float, n: int,
     for _ in range(trials):
         a = rng.normal(1.0, sigma, n)
         b = rng.normal(1.0, sigma, n) * (1 + rel_diff)
-        found += stats.compare(a, b, n_resamples=50).verdict == "a faster"
+        found += stats.compare(a, b, n_resamples=50).verdict == \
+            stats.Verdict.A_FASTER
     return found / trials
 
 
@@ -249,7 +249,8 @@ def resampled_power(pool: Any, rel_diff: float, n: int,
     for _ in range(trials):
         a = rng.choice(pool, n)
         b = rng.choice(pool, n) * (1 + rel_diff)
-        found += stats.compare(a, b, n_resamples=50).verdict == "a faster"
+        found += stats.compare(a, b, n_resamples=50).verdict == \
+            stats.Verdict.A_FASTER
     return found / trials
 
 
@@ -298,7 +299,7 @@ def xprof_views(folder: str | Path, tools: tuple[str, ...] = XPROF_TOOLS
 
 def fixture_folder(device: str = recorded.REFERENCE_DEVICE) -> Path:
     """Where the recorded GPU profile (device events only) is kept."""
-    return recorded.path_for(PROFILE_FIXTURE, device).with_suffix("")
+    return recorded.profile_folder(PROFILE_FIXTURE, device)
 
 
 def measure_on_gpu(calls: int = 200, trials: int = 200) -> dict[str, Any]:
@@ -330,10 +331,7 @@ def measure_on_gpu(calls: int = 200, trials: int = 200) -> dict[str, Any]:
         result[f"kernels_{order}"] = kernels.to_dict("list")
         if order == "alternating":
             result["xprof"] = xprof_views(folder)
-            if os.environ.get("BOOK_RECORD") == "1":
-                # the trace events and the xplane XProf reads, both kept
-                trace.trim(folder, fixture_folder(env.device_slug()))
-                xprof_tables.trim(folder, fixture_folder(env.device_slug()))
+            recorded.keep_profile(PROFILE_FIXTURE, folder)
     wall = bench.interleaved(fns, params, x, repeat=calls, order="random")
     result["wall"] = {name: t.to_dict() for name, t in wall.items()}
     result["aa"] = {order: aa_trials(fns["einsum"], params, x,

@@ -21,7 +21,7 @@ from jax.sharding import PartitionSpec as P
 from helpers import hlo, meshes, sendrecv
 from helpers.answers import WrongAnswer, as_mapping, describe
 from helpers.exercises import Exercise, Outcome, learner_error, not_graded
-from helpers.workbook.collectives import collective_counts, on_each_device
+from helpers.workbook.collectives import on_each_device
 
 DEVICES = 4
 WIDTH, HIDDEN, BATCH = 32, 64, 8
@@ -100,7 +100,7 @@ def _sharded_block(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
         w_in, w_out = (jax.device_put(w, NamedSharding(mesh, specs[k]))
                        for w, k in ((w_in, "w_in"), (w_out, "w_out")))
         fn = jax.jit(block, out_shardings=NamedSharding(mesh, P()))
-        counts = collective_counts(fn.lower(w_in, w_out, x).compile()
+        counts = hlo.collective_counts(fn.lower(w_in, w_out, x).compile()
                                    .as_text())
     except Exception as err:  # the learner's specs may be anything
         return learner_error(name, err, hint)
@@ -192,13 +192,13 @@ def _no_deadlock(fn: Callable[[jax.Array], jax.Array]) -> Outcome:
     hint = ("A single psend or precv must not contain a cycle: send the "
             "edge 3 -> 0 some other way.")
     try:
-        text = sendrecv.lowered_for_gpu(*ring_program(fn))
+        lowered = sendrecv.lowered_for_gpu(*ring_program(fn))
     except Exception as err:
         return learner_error(name, err, hint)
-    problems = sendrecv.deadlocks(text)
+    problems = sendrecv.deadlocks(lowered)
     if problems:
         return Outcome(name, "fail", "; ".join(problems), hint)
-    pairs = {pair for t in sendrecv.transfers(text) if t.kind != "recv"
+    pairs = {pair for t in sendrecv.transfers(lowered) if t.kind != "recv"
              for pair in t.pairs}
     missing = sorted(set(_ring(DEVICES)) - pairs)
     if missing:
@@ -227,7 +227,8 @@ def _ring_numbers(fn: Callable[[jax.Array], jax.Array]) -> Outcome:
 UNTANGLE_RING = Exercise(
     "Exercise 7.2: pass values around a ring without deadlock",
     [_no_deadlock, _ring_numbers],
-    hints=["helpers.sendrecv.deadlocks(text) says which rule breaks.",
+    hints=["helpers.sendrecv.deadlocks(program, *args) says which rule "
+           "breaks.",
            "The forward edge alone, [(0, 1), (1, 2), (2, 3)], has no "
            "cycle; jax.lax.ppermute can carry the back edge."],
     chapter="07_multi_gpu", answer="pass_along", level="core",

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from helpers import bench, hlo, meshes
-from helpers.workbook.transforms import (Params, dot_count, init, loss,
+from helpers.workbook.transforms import (Params, init, loss,
                                          predict, sgd_step)
 
 
@@ -71,7 +71,7 @@ def parallel_versions(mesh: jax.sharding.Mesh, width: int, batch: int
     on_grid = [put(params, P()), put(x, P(("dp", "mp")))]
     model_parallel = jax.jit(predict)
     split = [put(params, P(None, "mp")), put(x, P("dp"))]
-    rows = [
+    rows: list[tuple[str, Any, Any, Callable[[Any], Any], Any]] = [
         ("the pmap body, verbatim in shard_map", on_devices(pmean_step),
          (*on_flat, on_flat[1]), lambda out: out[0], want_step),
         ("shard_map, pmean of the loss", on_devices(shard_map_step),
@@ -158,7 +158,7 @@ def forward_counts(width: int, batch: int) -> pd.DataFrame:
                                        grad(p, x, y)))
 
     def dots(fn: Callable[..., Any]) -> int:
-        return dot_count(hlo.compiled_text(fn, params, x, x))
+        return hlo.matrix_products(hlo.compiled_text(fn, params, x, x))
 
     def ms(fn: Callable[..., Any]) -> float:
         return bench.benchmark(fn, params, x, x).median * 1e3

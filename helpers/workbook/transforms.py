@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -77,7 +77,7 @@ def retrace_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compile_vs_run(width: int, batch: int) -> dict[str, float]:
+def compile_vs_run(width: int, batch: int) -> dict[str, float | None]:
     """Seconds of the first call of a jitted `sgd_step` (trace, compile
     and run) and the median of later calls."""
     params = init(jax.random.key(0), width)
@@ -131,7 +131,7 @@ def vmap_vs_loop(width: int, batches: tuple[int, ...]) -> pd.DataFrame:
     for b in batches:
         xs = jax.random.normal(jax.random.key(b), (b, width))
         loop_jit = jax.jit(looped)
-        versions = {
+        versions: dict[str, tuple[Callable[..., Any], int]] = {
             "Python loop of jitted calls": (
                 lambda xs=xs: [one(params, x, y) for x, y in zip(xs, xs)],
                 b * hlo.kernel_count(one, params, xs[0], xs[0])),
@@ -218,11 +218,14 @@ def remat_table(width: int, hidden: int, batch: int) -> pd.DataFrame:
             lambda p, x, c=checkpoint: deep_loss(p, x, c)))
         compiled = grad.lower(params, x).compile()
         memory = compiled.memory_analysis()
+        if memory is None:
+            raise RuntimeError("this backend reports no memory analysis "
+                               "of a compiled program.")
         timing = bench.benchmark(compiled, params, x, repeat=10)
         rows.append({"remat": checkpoint,
                      "temp MB": memory.temp_size_in_bytes / 1e6,
                      "ms": timing.median * 1e3,
-                     "dots": dot_count(compiled.as_text())})
+                     "dots": hlo.matrix_products(compiled.as_text())})
     return pd.DataFrame(rows).set_index("remat")
 
 
@@ -258,7 +261,7 @@ def remat_on_gpu(width: int, hidden: int, batch: int) -> list[dict]:
         per_example = (_peak_bytes(double) - _peak_bytes(compiled)) / batch
         rows.append({"remat": checkpoint, "temp MB":
                      compiled.memory_analysis().temp_size_in_bytes / 1e6,
-                     "dots": dot_count(compiled.as_text()),
+                     "dots": hlo.matrix_products(compiled.as_text()),
                      "bytes per example": per_example})
     return rows
 
@@ -318,6 +321,3 @@ def describe_remat_passes(passes: dict[str, Any], backend: str) -> str:
             "products survive.")
 
 
-def dot_count(text: str) -> int:
-    """Matrix products in a compiled module, fused ones included."""
-    return hlo.matrix_products(text)

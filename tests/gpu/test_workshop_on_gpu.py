@@ -3,7 +3,7 @@ run, and every timed exercise's reference solution meets them."""
 
 import pytest
 
-from helpers import workshop
+from helpers.workbook import workshop
 
 pytestmark = pytest.mark.gpu
 

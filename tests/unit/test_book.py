@@ -29,8 +29,10 @@ def test_number_rounds_to_three_significant_figures():
     assert book.number(2.5e-7) == "2.5e-07"
     assert book.number(3.2e9) == "3.2e+09"
     assert book.number(np.float32(18.75)) == "18.8"
-    assert book.number("kLoop") == "kLoop" and book.number(None) == "None"
-    assert book.number(float("nan")) == "nan"
+    assert book.number("kLoop") == "kLoop"
+    # a value that does not exist here reads as a dash, not None or nan
+    assert book.number(None) == book.number(float("nan")) == "—"
+    assert book.number(np.float64("nan")) == book.MISSING_CELL
 
 
 def test_tidy_hides_a_meaningless_index_and_keeps_a_real_one():
@@ -92,3 +94,25 @@ def test_glue_result_is_the_paragraph_or_one_notice():
     assert "(no recording yet)" not in waiting
     with pytest.raises(ValueError, match="will_show"):
         book.glue_result("gpu_wall", None, will_show=" ")
+
+
+def test_glue_result_names_what_the_missing_result_needs():
+    waiting = book.glue_result("h100_counts", None,
+                               will_show="How many kernels.",
+                               needs=book.Needs.GPU_COMPILER)
+    assert waiting.startswith(":::{admonition} "
+                              + book.Needs.GPU_COMPILER.title)
+    assert "make cross" in waiting and "make record" not in waiting
+    with pytest.raises(TypeError, match="Needs"):
+        book.glue_result("h100_counts", None, will_show="How many kernels.",
+                         needs="compiler")
+
+
+def test_fill_formats_every_value_or_returns_none():
+    assert book.fill("{n} kernels, {ms:.1f} ms", n=3, ms=1.25) == \
+        "3 kernels, 1.2 ms"
+    assert book.fill("{n} kernels, {ms:.1f} ms", n=3, ms=None) is None
+    assert book.fill("{ms:.1f} ms", ms=float("nan")) is None
+    assert book.fill("cited {{cite}}`x`: {n}", n=2) == "cited {cite}`x`: 2"
+    with pytest.raises(KeyError, match="pass ms="):
+        book.fill("{n} kernels, {ms} ms", n=3)

@@ -80,13 +80,16 @@ def test_missing_packages():
 
 def test_capabilities_by_architecture():
     t4 = env.capabilities((7, 5))
-    assert t4["bf16 tensor cores"].startswith("no: needs compute "
-                                              "capability 8.0")
-    assert t4["Pallas (Mosaic GPU backend)"].endswith("this is 7.5")
+    assert not t4["bf16 tensor cores"]
+    assert str(t4["bf16 tensor cores"]).startswith(
+        "no: needs compute capability 8.0")
+    assert t4["Pallas (Mosaic GPU backend)"].reason.endswith("this is 7.5")
     h100 = env.capabilities((9, 0))
-    assert h100["Pallas (Mosaic GPU backend)"] == "yes"
-    assert env.capabilities((8, 6))["Pallas (Mosaic GPU backend)"] != "yes"
-    assert env.capabilities()["bf16 tensor cores"] == "no: no CUDA GPU here"
+    assert h100["Pallas (Mosaic GPU backend)"]
+    assert str(h100["Pallas (Mosaic GPU backend)"]) == "yes"
+    assert not env.capabilities((8, 6))["Pallas (Mosaic GPU backend)"]
+    assert str(env.capabilities()["bf16 tensor cores"]) == \
+        "no: no CUDA GPU here"
 
 
 def test_jax_minimum_is_the_one_pyproject_asks_for():

@@ -3,8 +3,8 @@ plausible wrong attempts fail, each with the hint meant for that mistake;
 the reference solution and two correct answers written differently pass
 (or, where a criterion needs a GPU, pass everything this machine grades).
 
-The exercises come from `helpers.workshop.exercises()`; ATTEMPTS must
-cover each of them, so a new exercise cannot go untested.
+The exercises come from `helpers.workbook.workshop.exercises()`;
+ATTEMPTS must cover each of them, so a new exercise cannot go untested.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from helpers import sendrecv, stats, workshop
+from helpers import hlo, sendrecv, stats
 from helpers.workbook import (drills, flags, launches, rewrites, scaling,
-                              transforms)
+                              transforms, workshop)
 
 _ROOT = Path(__file__).parents[2]
 
@@ -609,7 +609,7 @@ def options_dict_call():
 # --- 6.2 set the flag where XLA reads it ---------------------------------
 
 def fusions_under_same_process(xla_flags):
-    return flags.facts(_compile_reduction_here({}))["fusion kinds"]
+    return hlo.launch_summary(_compile_reduction_here({}))["fusion kinds"]
 
 
 def fusions_under_child_without_flags(xla_flags):
@@ -641,16 +641,18 @@ def fusions_under_compiler_options(xla_flags):
     for flag in xla_flags.split():
         key, _, text = flag.removeprefix("--").partition("=")
         options[key] = value(text) if "=" in flag else True
-    return flags.facts(_compile_reduction_here(options))["fusion kinds"]
+    return hlo.launch_summary(_compile_reduction_here(options))[
+        "fusion kinds"]
 
 
 _SCRIPT = """
 import json
 import jax
+from helpers import hlo
 from helpers.workbook import flags
 fn, args = flags.reduction_program(64)
 text = fn.lower(*args).compile().as_text()
-print(json.dumps(flags.facts(text)["fusion kinds"]))
+print(json.dumps(hlo.launch_summary(text)["fusion kinds"]))
 """
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import goals
+from helpers.workbook import goals
 
 CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 

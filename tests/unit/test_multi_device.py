@@ -111,10 +111,10 @@ def test_the_psend_pipeline_breaks_no_deadlock_rule():
     w, x = pipeline.init(jax.random.key(0), 4, 5, 4, 8)
     run = pipeline.pipeline(mesh, repeats=2, layers=1,
                             edges=pipeline.psend_edges(4))
-    text = sendrecv.lowered_for_gpu(run, w, x)
-    assert sorted(t.kind for t in sendrecv.transfers(text)) == [
+    lowered = sendrecv.lowered_for_gpu(run, w, x)
+    assert sorted(t.kind for t in sendrecv.transfers(lowered)) == [
         "permute", "recv", "send"]
-    assert sendrecv.deadlocks(text) == []
+    assert sendrecv.deadlocks(lowered) == []
 
 
 def test_the_single_device_reference_runs_on_the_meshs_kind_of_device():

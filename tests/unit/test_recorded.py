@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -119,3 +120,31 @@ def test_inventory_lists_each_result_with_its_provenance(tmp_recorded):
     assert table["result"].tolist() == ["01_measuring/copy"]
     assert table.loc[0, "device"] == GPU["device"]
     assert table.loc[0, "device folder"] == "nvidia-h100-80gb-hbm3"
+
+
+H100_PROFILE = (Path(__file__).resolve().parents[2] / "recorded" /
+                "nvidia-h100-80gb-hbm3" / "04_profiling" / "profile")
+
+
+def test_keep_profile_keeps_a_gpu_profile_beside_the_recordings(
+        monkeypatch, tmp_recorded):
+    """What a GPU run keeps (here from the H100 profile chapter 4
+    recorded): device events and a gzipped xplane, read back by
+    helpers.trace and XProf from the recordings' folder."""
+    pytest.importorskip("xprof")
+    from helpers import trace, xprof_tables
+
+    monkeypatch.delenv("BOOK_RECORD", raising=False)
+    assert recorded.keep_profile("01_measuring/profile", H100_PROFILE) \
+        is None
+    monkeypatch.setattr(env, "on_gpu", lambda: True)
+    monkeypatch.setattr(env, "describe", lambda: GPU)
+    monkeypatch.setenv("BOOK_RECORD", "1")
+    kept = recorded.keep_profile("01_measuring/profile", H100_PROFILE)
+    assert kept == recorded.profile_folder("01_measuring/profile") == \
+        tmp_recorded / "nvidia-h100-80gb-hbm3" / "01_measuring" / "profile"
+    assert [p.name for p in xprof_tables.xplane_files(kept)] == \
+        ["vm.xplane.pb.gz"]
+    assert len(trace.load(kept)) == len(trace.load(H100_PROFILE))
+    assert xprof_tables.kernel_totals(kept) == \
+        xprof_tables.kernel_totals(H100_PROFILE)

@@ -38,19 +38,21 @@ def test_find_cycle():
 
 
 def test_transfers_read_pairs_from_stablehlo():
-    text = sendrecv.lowered_for_gpu(*send_then_receive(CHAIN, CHAIN))
-    found = sendrecv.transfers(text)
-    assert [(t.kind, t.pairs) for t in found] == [
-        ("send", tuple(CHAIN)), ("recv", tuple(CHAIN))]
-    assert found[0].line < found[1].line
+    lowered = sendrecv.lowered_for_gpu(*send_then_receive(CHAIN, CHAIN))
+    found = sendrecv.transfers(lowered)
+    assert [(t.kind, t.pairs, t.position) for t in found] == [
+        ("send", tuple(CHAIN), 1), ("recv", tuple(CHAIN), 2)]
+    # each names the line of Python that made it (in this test file)
+    assert found[0].source.startswith("test_sendrecv.py:")
+    assert "stablehlo.send" in lowered.as_text()
 
 
 def test_a_permute_is_read_but_never_a_deadlock():
     def body(y):
         return jax.lax.ppermute(y, "x", RING)
-    text = sendrecv.lowered_for_gpu(*on_four(body))
-    assert [t.kind for t in sendrecv.transfers(text)] == ["permute"]
-    assert sendrecv.deadlocks(text) == []
+    lowered = sendrecv.lowered_for_gpu(*on_four(body))
+    assert [t.kind for t in sendrecv.transfers(lowered)] == ["permute"]
+    assert sendrecv.deadlocks(lowered) == []
 
 
 def test_a_cycle_in_one_send_is_reported():
@@ -70,11 +72,15 @@ def test_a_chain_with_its_recv_is_fine():
 
 
 def test_a_single_pair_and_a_splat_are_read():
-    line = ('%1 = "stablehlo.send"(%0, %t) <{source_target_pairs = '
-            'dense<[[3, 0]]> : tensor<1x2xi64>}>')
-    assert sendrecv.transfers(line)[0].pairs == ((3, 0),)
-    splat = line.replace("dense<[[3, 0]]>", "dense<2>")
-    assert sendrecv.transfers(splat)[0].pairs == ((2, 2),)
+    """One pair, and a splat: MLIR writes an N x 2 tensor whose entries
+    are all equal as one value (dense<2>)."""
+    lowered = sendrecv.lowered_for_gpu(*send_then_receive([(3, 0)],
+                                                          [(3, 0)]))
+    assert sendrecv.transfers(lowered)[0].pairs == ((3, 0),)
+    lowered = sendrecv.lowered_for_gpu(*send_then_receive([(2, 2)],
+                                                          [(2, 2)]))
+    assert "dense<2>" in lowered.as_text()
+    assert sendrecv.transfers(lowered)[0].pairs == ((2, 2),)
 
 
 def test_psend_does_not_run_on_a_cpu():
@@ -85,7 +91,7 @@ def test_psend_does_not_run_on_a_cpu():
 
 def test_bad_input_is_named():
     with pytest.raises(TypeError, match="lowered_for_gpu"):
-        sendrecv.transfers(b"stablehlo.send")
+        sendrecv.transfers("stablehlo.send")
 
 
 def test_api_status_reads_the_deprecation_from_this_jax():

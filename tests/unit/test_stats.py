@@ -108,3 +108,14 @@ def test_required_samples_counts_the_slower_versions_wider_spread():
                  < 0.05).sum())
     test = scipy_stats.binomtest(found, trials, 0.90, alternative="less")
     assert test.pvalue > 0.01, (n, found / trials)
+
+
+def test_the_verdict_is_an_enum_that_reads_as_its_text():
+    from helpers import stats as s
+
+    result = s.compare([1.0, 1.1, 1.0, 1.2, 1.1] * 4,
+                       [2.0, 2.1, 2.2, 2.0, 2.1] * 4)
+    assert result.verdict is s.Verdict.A_FASTER
+    assert result.verdict == "a faster" and f"{result.verdict}" == "a faster"
+    assert s.VERDICTS == (s.Verdict.A_FASTER, s.Verdict.B_FASTER,
+                          s.Verdict.NO_DIFFERENCE)

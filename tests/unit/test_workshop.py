@@ -9,7 +9,7 @@ from pathlib import Path
 import jax.numpy as jnp
 import pytest
 
-from helpers import workshop
+from helpers.workbook import workshop
 from helpers.workbook import scaling, using
 
 CHAPTERS = Path(__file__).parents[2] / "chapters"
@@ -35,7 +35,45 @@ def test_the_chapter_sets_the_exercise_as_the_object_describes(exercise):
     assert check, f"no check of {exercise.answer} in {exercise.chapter}"
     assert re.search(rf"{re.escape(check.group(1))}\.show_solution\(\)",
                      text), "the solution is not shown folded"
-    assert f"Exercise {exercise.number}" in text
+
+
+# An exercise block in a chapter: ":::{exercise} title" and its label.
+EXERCISE_BLOCK = re.compile(
+    r"^:::\{exercise\} (?P<title>.+)\n:label: (?P<label>[\w-]+)\n"
+    r"(?P<nonumber>:nonumber:\n)?", re.MULTILINE)
+
+
+def numbered_chapters():
+    """The chapters in a part of the table of contents marked numbered."""
+    import yaml
+
+    toc = yaml.safe_load((CHAPTERS.parent / "_toc.yml").read_text())
+    return {Path(c["file"]).name for part in toc["parts"]
+            if part.get("numbered") for c in part["chapters"]}
+
+
+def test_the_book_numbers_each_exercise_as_the_workbook_does():
+    """The book numbers exercise blocks itself (sphinx-exercise: chapter 5's
+    second block is Exercise 5.2); each block's label names a workbook
+    exercise whose number and title are the ones the book shows, and an
+    unnumbered chapter's blocks carry no number."""
+    by_label = {e.label: e for e in workshop.exercises()}
+    seen = []
+    for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.md")):
+        blocks = list(EXERCISE_BLOCK.finditer(path.read_text()))
+        numbered = path.stem in numbered_chapters()
+        for position, block in enumerate(blocks, start=1):
+            exercise = by_label[block["label"]]
+            assert exercise.chapter == path.stem, block["label"]
+            assert exercise.title.split(": ", 1)[1] == block["title"]
+            if numbered:
+                assert not block["nonumber"], block["label"]
+                assert exercise.number == f"{int(path.stem[:2])}.{position}"
+            else:
+                assert block["nonumber"], f"{block['label']}: the book " \
+                    "gives no chapter number here; add :nonumber:"
+            seen.append(block["label"])
+    assert sorted(seen) == sorted(by_label)
 
 
 def test_no_chapter_prints_a_solution_unfolded():

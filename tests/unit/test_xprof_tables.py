@@ -2,6 +2,7 @@
 GPU-shaped table and xplane written by hand, and the errors for bad
 input."""
 
+import gzip
 import json
 from pathlib import Path
 
@@ -91,12 +92,16 @@ def test_trim_keeps_the_device_and_metadata_planes_and_says_so(tmp_path):
     assert xt.plane_names(run / "h.xplane.pb") == [
         "/device:GPU:0", "/host:CPU", "/host:metadata"]
     [trimmed] = xt.trim(tmp_path, tmp_path / "out")
+    assert trimmed.name == "h.xplane.pb.gz"
     assert xt.plane_names(trimmed) == ["/device:GPU:0", "/host:metadata"]
-    assert trimmed.read_bytes().endswith(_field(4, b"host-a"))
+    assert gzip.decompress(trimmed.read_bytes()).endswith(
+        _field(4, b"host-a"))
     note = json.loads((trimmed.parent / "h.xplane.pb.trimmed.json")
                       .read_text())
     assert note["planes dropped"] == ["/host:CPU"]
-    assert note["bytes after"] < note["bytes before"]
+    assert note["bytes after"] < note["bytes before"] and note["gzipped"]
+    [plain] = xt.trim(tmp_path, tmp_path / "plain", compress=False)
+    assert plain.read_bytes().endswith(_field(4, b"host-a"))
 
 
 @pytest.mark.slow
@@ -174,6 +179,24 @@ def test_the_recorded_h100_profile_gives_xprof_kernel_tables():
         xt.table(H100_PROFILE, "hlo_stats")
 
 
+def test_a_gzipped_trimmed_profile_reads_as_the_original(tmp_path):
+    """What a recording keeps (`trim`, gzipped) gives XProf's same kernel
+    table, at a fraction of the bytes."""
+    [kept] = xt.trim(H100_PROFILE, tmp_path)
+    assert kept.stat().st_size < xt.xplane_files(H100_PROFILE)[0] \
+        .stat().st_size / 4
+    assert xt.table(tmp_path, "kernel_stats").equals(
+        xt.table(H100_PROFILE, "kernel_stats"))
+
+
+def test_kernel_totals_sum_xprof_kernel_table():
+    kernels = xt.table(H100_PROFILE, "kernel_stats")
+    totals = xt.kernel_totals(H100_PROFILE)
+    assert totals["kernels"] == kernels["occurrences"].sum() > 0
+    assert totals["device_us"] == pytest.approx(
+        kernels["total_duration_us"].sum())
+
+
 def test_units_in_microseconds_are_named_once():
     """XProf labels kernel times "(μs)" on ids already ending in _us."""
     kernels = xt.table(H100_PROFILE, "kernel_stats")
@@ -204,3 +227,34 @@ def test_a_failed_conversion_carries_xprof_native_log(tmp_path):
     (run / "host.xplane.pb").write_bytes(b"\x0a\x05bogus not a profile")
     with pytest.raises(ValueError, match="could not read|made nothing"):
         xt.table(tmp_path, "kernel_stats")
+
+
+def test_chapter_3_counts_kept_profiles_here_and_falls_back(
+        tmp_path, monkeypatch):
+    """A recording of chapter 3's variants keeps one profile per variant
+    and mode; XProf counts each here. Without a kept profile, the count
+    the GPU run made (or its reason) stands."""
+    import shutil
+
+    from helpers import recorded
+    from helpers.workbook import launches_gpu
+
+    monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
+    provenance = {"device": "NVIDIA H100 80GB HBM3"}
+    name = launches_gpu.kept_profile(True, "while, traced bound")
+    assert name == "03_launches/profile-graphs-kept-while-traced-bound"
+    xt.trim(H100_PROFILE, recorded.profile_folder(name))
+    counted_on_gpu = {mode: {"scan, noise outside": 3.0}
+                      for mode in launches_gpu.PROFILED_MODES}
+    result = recorded.Result("03_launches/variants", "recorded", {
+        "profiled_steps": 4, "xprof_launches_per_step": counted_on_gpu},
+        provenance)
+    counts = launches_gpu.xprof_launches_of_recording(result)
+    kept = counts["graphs kept"]
+    assert kept["while, traced bound"] == \
+        xt.kernel_totals(H100_PROFILE)["kernels"] / 4
+    assert kept["scan, noise outside"] == 3.0  # the GPU run's own count
+    assert kept["fused_scan (one kernel)"] is None  # neither
+    shutil.rmtree(tmp_path / "nvidia-h100-80gb-hbm3")
+    assert launches_gpu.xprof_launches_of_recording(result)[
+        "graphs kept"]["while, traced bound"] is None

@@ -4,7 +4,7 @@ Each chapter glues the numbers its goal is judged by (`helpers.book.glue`).
 This module reads those glued values from the stored ``.ipynb`` files, with
 the provenance line of the run that produced them, and decides each goal:
 'met', 'not met', or 'no GPU result yet' when a number needed is a GPU
-measurement nobody has recorded. ``python -m helpers.goals`` (``make
+measurement nobody has recorded. ``python -m helpers.workbook.goals`` (``make
 goals``) prints the table.
 """
 
@@ -142,8 +142,11 @@ def strict_run(junit: Path) -> dict[str, str] | None:
 
     if not junit.exists():
         return None
-    suite = ElementTree.parse(junit).getroot()
-    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    root = ElementTree.parse(junit).getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    if suite is None:
+        raise ValueError(f"{junit} holds no <testsuite>: is it pytest's "
+                         "JUnit XML (--junitxml)?")
     keys = ("tests", "failures", "errors", "skipped", "timestamp",
             "hostname")
     return {key: suite.get(key, "") for key in keys}

@@ -140,8 +140,9 @@ def progress(answers: dict[str, Any]) -> pd.DataFrame:
     rows = []
     for exercise in exercises():
         fn = answers.get(exercise.answer)
-        row = {"chapter": exercise.chapter, "exercise": exercise.title,
-               "level": exercise.level, "answer": exercise.answer}
+        row: dict[str, Any] = {
+            "chapter": exercise.chapter, "exercise": exercise.title,
+            "level": exercise.level, "answer": exercise.answer}
         if not callable(fn):
             rows.append({**row, "status": NOT_ATTEMPTED})
             continue
@@ -181,6 +182,9 @@ def kit_check(selection: list[Exercise] | None = None) -> pd.DataFrame:
     rows = []
     for exercise in exercises() if selection is None else selection:
         start = time.perf_counter()
+        if exercise.solution is None or exercise.starter is None:
+            raise ValueError(f"{exercise.title} lacks a starter or a "
+                             "solution: the kit checks both.")
         solved = exercise.check(exercise.solution)
         started = exercise.check(exercise.starter)
         not_graded = [o.criterion for o in solved.outcomes
