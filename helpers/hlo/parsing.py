@@ -362,40 +362,41 @@ def _attribute_items(text: str) -> list[tuple[str, str]]:
     return items
 
 
-def _matching(text: str, start: int) -> int:
-    """The index of the bracket closing the one at ``start``, skipping
-    quoted strings and nested brackets."""
+def _unquoted_chars(text: str, start: int = 0
+                    ) -> Iterator[tuple[int, str, int]]:
+    """``(index, char, depth)`` of the characters outside quoted strings,
+    from ``start``; ``depth`` counts the brackets open once ``char`` is
+    read (an opening bracket raises it, a closing one lowers it)."""
     depth, quoted, escaped = 0, False, False
     for at in range(start, len(text)):
         char = text[at]
         if quoted:
             quoted = not (char == '"' and not escaped)
             escaped = char == "\\" and not escaped
-        elif char == '"':
+            continue
+        if char == '"':
             quoted = True
-        elif char in _CLOSING:
+            continue
+        if char in _CLOSING:
             depth += 1
         elif char in _CLOSING.values():
             depth -= 1
-            if depth == 0:
-                return at
+        yield at, char, depth
+
+
+def _matching(text: str, start: int) -> int:
+    """The index of the bracket closing the one at ``start``, skipping
+    quoted strings and nested brackets."""
+    for at, char, depth in _unquoted_chars(text, start):
+        if depth == 0 and char in _CLOSING.values():
+            return at
     raise ValueError(f"unbalanced {text[start]!r}")
 
 
 def _top_level(text: str) -> Iterator[tuple[int, str]]:
     """``(index, char)`` of the characters outside brackets and quotes."""
-    depth, quoted, escaped = 0, False, False
-    for at, char in enumerate(text):
-        if quoted:
-            quoted = not (char == '"' and not escaped)
-            escaped = char == "\\" and not escaped
-        elif char == '"':
-            quoted = True
-        elif char in _CLOSING:
-            depth += 1
-        elif char in _CLOSING.values():
-            depth -= 1
-        elif depth == 0:
+    for at, char, depth in _unquoted_chars(text):
+        if depth == 0 and char not in _CLOSING.values():
             yield at, char
 
 
