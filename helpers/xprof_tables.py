@@ -11,8 +11,12 @@ of them as a DataFrame whose columns carry their units in their names
 re-deriving them.
 
 On a CPU most of these tables are empty: XProf analyses device planes, and
-XLA:CPU's work runs on host threads. `table` says so instead of returning
-an empty frame silently; `trace.load` reads the raw trace events there.
+XLA:CPU's work runs on host threads. On a GPU the HLO tables are empty
+when the kernels ran inside CUDA graphs (XLA's command buffers, on by
+default): each kernel is then labelled with its command buffer, not its
+HLO op (`command_buffers`; compile with `NO_COMMAND_BUFFERS` for per-op
+tables). `table` says which, instead of returning an empty frame
+silently; `trace.load` reads the raw trace events in both cases.
 
 `trim` copies a profile keeping the planes XProf analyses (the devices and
 the HLO metadata) and dropping the host threads, which make most of a
@@ -71,6 +75,9 @@ KEY_COLUMNS = {
 # name ops (the host threads are the bulk of a profile and are dropped).
 KEPT_PLANES = ("/device:", "/host:metadata")
 XPLANE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
+# The compile option that turns XLA:GPU's command buffers (CUDA graphs)
+# off, so that each kernel is launched, and profiled, as its own HLO op.
+NO_COMMAND_BUFFERS = {"xla_gpu_enable_command_buffer": ""}
 
 
 def xplane_files(profile_dir: str | Path) -> list[Path]:
@@ -176,10 +183,19 @@ def table(profile_dir: str | Path, tool: str) -> pd.DataFrame:
     if frame.empty:
         planes = [name for path in xplane_files(profile_dir)
                   for name in plane_names(path)]
-        if any(name.startswith("/device:GPU") for name in planes):
+        graphs = command_buffers(profile_dir)
+        if graphs:
+            why = ("this GPU profile has kernels, but they ran inside CUDA "
+                   "graphs, and the profiler labels each one with its XLA "
+                   f"command buffer ({', '.join(graphs)}) instead of its "
+                   "HLO instruction, which the module does not hold, so "
+                   "XProf can give no HLO op its time. Profile with "
+                   "command buffers off for per-op tables: jax.jit(f, "
+                   f"compiler_options={NO_COMMAND_BUFFERS}); kernel_stats "
+                   "and helpers.trace.load read the kernels as they are")
+        elif any(name.startswith("/device:GPU") for name in planes):
             why = ("this GPU profile has kernels, but XProf computes no "
-                   f"{tool} rows for it (so with xprof 2.24.2 and jax "
-                   "0.11.2 on an H100, first GPU visit); kernel_stats and "
+                   f"{tool} rows for it; kernel_stats and "
                    "helpers.trace.load read the kernels")
         else:
             why = ("no GPU or TPU in it: XLA:CPU runs on host threads, "
@@ -318,14 +334,50 @@ def _fields(data: bytes) -> list[tuple[int, int, bytes, bytes]]:
 def plane_names(xplane: str | Path) -> list[str]:
     """The names of the planes of an xplane.pb file (``/device:GPU:0``,
     ``/host:CPU``, ``/host:metadata`` ...)."""
-    return [_plane_name(payload) for number, wire, _, payload in
+    return [_name(payload) for number, wire, _, payload in
             _fields(_read(Path(xplane))) if number == 1 and wire == 2]
 
 
-def _plane_name(plane: bytes) -> str:
-    # XPlane: field 2 is its name (xla/tsl/profiler/protobuf/xplane.proto).
+def command_buffers(profile_dir: str | Path) -> list[str]:
+    """The XLA command buffers (``command_buffer_1`` ...) that a GPU
+    profile's kernels are labelled with, empty when they ran one launch
+    per HLO op.
+
+    Kernels that XLA:GPU records into a CUDA graph carry the command
+    buffer's name as their ``hlo_op`` stat (so in the H100 profile chapter
+    4 keeps, jax 0.11.2: all of its 4000 device events). XProf's HLO
+    tables look that name up among the module's instructions, find
+    nothing, and leave the kernels out.
+    """
+    names: set[str] = set()
+    for path in xplane_files(profile_dir):
+        for number, wire, _, plane in _fields(_read(path)):
+            if number == 1 and wire == 2 and \
+                    _name(plane).startswith("/device:"):
+                names.update(n for n in _stat_names(plane)
+                             if re.fullmatch(r"command_buffer(_\d+)?", n))
+    return sorted(names)
+
+
+def _stat_names(plane: bytes) -> list[str]:
+    # XPlane field 5 maps ids to XStatMetadata (field 2 of each entry),
+    # whose field 2 is the name. A string stat value is stored once, as
+    # the name of a metadata entry its stats refer to, so these names
+    # hold the values too (an event's hlo_op among them).
+    names = []
+    for number, wire, _, entry in _fields(plane):
+        if number == 5 and wire == 2:
+            for key, kind, _, metadata in _fields(entry):
+                if key == 2 and kind == 2:
+                    names.append(_name(metadata))
+    return names
+
+
+def _name(message: bytes) -> str:
+    # Field 2 is the name of an XPlane and of an XStatMetadata alike
+    # (xla/tsl/profiler/protobuf/xplane.proto).
     return next((payload.decode() for number, wire, _, payload in
-                 _fields(plane) if number == 2 and wire == 2), "")
+                 _fields(message) if number == 2 and wire == 2), "")
 
 
 def trim(profile_dir: str | Path, destination: str | Path,
@@ -348,8 +400,8 @@ def trim(profile_dir: str | Path, destination: str | Path,
         kept, dropped = bytearray(), []
         for number, wire, encoded, payload in _fields(_read(source)):
             if number == 1 and wire == 2 and not \
-                    _plane_name(payload).startswith(keep):
-                dropped.append(_plane_name(payload))
+                    _name(payload).startswith(keep):
+                dropped.append(_name(payload))
                 continue
             kept += encoded
         plain_name = source.name.removesuffix(".gz")

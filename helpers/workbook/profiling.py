@@ -11,6 +11,7 @@ profile with each call marked, and turns the profile into one row per
 from __future__ import annotations
 
 import functools
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -76,10 +77,14 @@ def attention(params: dict[str, jax.Array], x: jax.Array, *, n_head: int,
     return y @ params["c_proj_w"] + params["c_proj_b"]
 
 
-def versions(n_head: int) -> dict[str, jax.stages.Wrapped]:
-    """The two jitted spellings of the block, by name."""
+def versions(n_head: int, compiler_options: dict[str, Any] | None = None
+             ) -> dict[str, jax.stages.Wrapped]:
+    """The two jitted spellings of the block, by name, compiled with
+    ``compiler_options`` (XLA options, e.g.
+    `xprof_tables.NO_COMMAND_BUFFERS`) when given."""
     return {name: jax.jit(functools.partial(attention, n_head=n_head,
-                                            use_einsum=use_einsum))
+                                            use_einsum=use_einsum),
+                          compiler_options=compiler_options)
             for name, use_einsum in (("einsum", True), ("matmul", False))}
 
 
@@ -278,6 +283,9 @@ def interval_coverage(pool: Any, sizes: list[int], rel_diff: float = 0.03,
 
 
 PROFILE_FIXTURE = "04_profiling/profile"  # a trimmed GPU trace, recorded
+# The same calls profiled with command buffers off, for XProf's HLO tables
+# (`xprof_tables.command_buffers` says why those need it).
+PER_OP_FIXTURE = "04_profiling/profile_per_op"
 # What chapter 4 reads from XProf: each kernel's launch shape, each HLO
 # op's time and bound, and each op against the roofline.
 XPROF_TOOLS = ("kernel_stats", "hlo_stats", "roofline_model")
@@ -297,9 +305,57 @@ def xprof_views(folder: str | Path, tools: tuple[str, ...] = XPROF_TOOLS
     return views
 
 
-def fixture_folder(device: str = recorded.REFERENCE_DEVICE) -> Path:
-    """Where the recorded GPU profile (device events only) is kept."""
-    return recorded.profile_folder(PROFILE_FIXTURE, device)
+def launches_on_gpu(compiler_options: dict[str, Any] | None = None
+                    ) -> list[str]:
+    """How XLA:GPU launches the block's kernels on an H100 (run through
+    `helpers.crosscompile.run`): its thunk sequence, the list of steps the
+    GPU runtime executes, one line per step, as XLA dumps it after its
+    thunk passes. By default the kernels sit inside one ``kCommandBuffer``
+    (a CUDA graph, launched once); with
+    `xprof_tables.NO_COMMAND_BUFFERS` each is its own launch.
+    """
+    from helpers import crosscompile
+    sizes = shape()
+    params, x = jax.eval_shape(lambda key: init(key, **sizes),
+                               jax.random.key(0))
+    with tempfile.TemporaryDirectory() as folder:
+        crosscompile.compile_for_gpu(
+            versions(sizes["n_head"])["einsum"], params, x,
+            compiler_options={**(compiler_options or {}),
+                              "xla_dump_to": folder})
+        # The passes that form command buffers write a second file; with
+        # none formed, only the first is there.
+        dumped = {p.name.split(".")[-2]: p for p in Path(folder).glob(
+            "*.thunk_sequence*.txt")}
+        final = dumped.get("thunk_sequence_after_thunk_passes",
+                           dumped.get("thunk_sequence"))
+        if final is None:
+            raise FileNotFoundError(f"XLA dumped no thunk sequence in "
+                                    f"{folder}: {sorted(dumped)}")
+        return [_thunk(line) for line in final.read_text().splitlines()
+                if line.strip()]
+
+
+# "    001: kCustomKernel [prev=000 (1) | next=002 (1)] gemm_fusion_dot_4 ..."
+_THUNK_LINE = re.compile(r"^(\s*)\d+:\s*(\w+)\s*\[[^\]]*\]\s*(\S*)")
+
+
+def _thunk(line: str) -> str:
+    """A dumped thunk line as its kind and kernel, indented as XLA nests
+    it (a command buffer's kernels under it)."""
+    found = _THUNK_LINE.match(line)
+    if not found:
+        raise ValueError(f"not a thunk line of XLA's dump: {line!r}")
+    indent, kind, name = found.groups()
+    return f"{indent}{kind} {name}".rstrip()
+
+
+def fixture_folder(device: str = recorded.REFERENCE_DEVICE,
+                   name: str = PROFILE_FIXTURE) -> Path:
+    """Where a recorded GPU profile (device events only) is kept: the
+    block as it runs (`PROFILE_FIXTURE`), or with one launch per HLO op
+    (`PER_OP_FIXTURE`)."""
+    return recorded.profile_folder(name, device)
 
 
 def measure_on_gpu(calls: int = 200, trials: int = 200) -> dict[str, Any]:
@@ -309,11 +365,13 @@ def measure_on_gpu(calls: int = 200, trials: int = 200) -> dict[str, Any]:
         The block's shape; how its two compiled programs differ; the
         scoped kernels of ``calls`` calls of each version profiled in
         blocked and in alternating order, with XProf's tables of the
-        alternating one (`xprof_views`); wall-clock times of both
-        versions, runs shuffled; and ``trials`` A/A trials each in random
-        and in blocked order. With ``BOOK_RECORD=1`` the alternating
-        profile is also kept as a fixture: its device events
-        (`trace.trim`) and its xplane without the host threads
+        alternating one (``xprof_graphs``, `xprof_views`); XProf's tables
+        of the same calls profiled with command buffers off (``xprof``);
+        wall-clock times of both versions, runs shuffled; and ``trials``
+        A/A trials each in random and in blocked order. With
+        ``BOOK_RECORD=1`` both profiles are also kept as fixtures
+        (`PROFILE_FIXTURE`, `PER_OP_FIXTURE`): their device events
+        (`trace.trim`) and their xplanes without the host threads
         (`xprof_tables.trim`), so XProf's analyses can be redone from the
         recording on any machine.
     """
@@ -330,8 +388,15 @@ def measure_on_gpu(calls: int = 200, trials: int = 200) -> dict[str, Any]:
                                 folder=folder)
         result[f"kernels_{order}"] = kernels.to_dict("list")
         if order == "alternating":
-            result["xprof"] = xprof_views(folder)
+            result["xprof_graphs"] = xprof_views(folder)
             recorded.keep_profile(PROFILE_FIXTURE, folder)
+    # XProf gives HLO ops their time only when each kernel is launched as
+    # its own op, outside CUDA graphs: profile the same calls that way.
+    folder = tempfile.mkdtemp(prefix="profile-per-op-")
+    profile_calls(versions(sizes["n_head"], xprof_tables.NO_COMMAND_BUFFERS),
+                  params, x, calls=calls, folder=folder)
+    result["xprof"] = xprof_views(folder)
+    recorded.keep_profile(PER_OP_FIXTURE, folder)
     wall = bench.interleaved(fns, params, x, repeat=calls, order="random")
     result["wall"] = {name: t.to_dict() for name, t in wall.items()}
     result["aa"] = {order: aa_trials(fns["einsum"], params, x,

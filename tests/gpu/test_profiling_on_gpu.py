@@ -4,7 +4,7 @@ itself, the trimmed fixture keeps them, and the analysis runs end to end."""
 import jax
 import pytest
 
-from helpers import stats, trace
+from helpers import stats, trace, xprof_tables
 from helpers.workbook import profiling
 
 pytestmark = pytest.mark.gpu
@@ -44,3 +44,16 @@ def test_trimmed_profile_keeps_the_scoped_kernels(profiled, tmp_path):
     small = trace.load(tmp_path)
     assert small["process"].str.startswith("/device:").all()
     assert not trace.in_scope(small, "attn_q_k").empty
+
+
+def test_without_command_buffers_xprof_times_each_hlo_op(tmp_path):
+    """With command buffers off each kernel is launched as its own HLO op,
+    so XProf's hlo_stats has rows (with CUDA graphs it has none, and
+    `xprof_tables.command_buffers` names the graph it saw instead)."""
+    params, x = profiling.init(jax.random.key(0), **SHAPE)
+    per_op = profiling.versions(SHAPE["n_head"],
+                                xprof_tables.NO_COMMAND_BUFFERS)
+    profiling.profile_calls(per_op, params, x, calls=5, folder=tmp_path)
+    assert xprof_tables.command_buffers(tmp_path) == []
+    ops = xprof_tables.table(tmp_path, "hlo_stats")
+    assert len(ops) >= 4 and (ops["total_time_us"] > 0).all()

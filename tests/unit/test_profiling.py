@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from helpers import stats
+from helpers import crosscompile, stats, xprof_tables
 from helpers.workbook import deciding, profiling
 
 SMALL = dict(batch=2, seq=16, n_embd=32, n_head=4)
@@ -163,11 +163,40 @@ def test_measure_on_gpu_runs_here_and_is_json_ready(monkeypatch):
     result = profiling.measure_on_gpu(calls=3, trials=2)
     json.dumps(result)
     assert set(result) == {"shape", "program_diff", "kernels_blocked",
-                           "kernels_alternating", "xprof", "wall", "aa"}
+                           "kernels_alternating", "xprof_graphs", "xprof",
+                           "wall", "aa"}
     # XProf's device tables are empty on a CPU: each says why
-    assert all(isinstance(v, str) for v in result["xprof"].values())
+    for views in (result["xprof_graphs"], result["xprof"]):
+        assert all(isinstance(v, str) for v in views.values())
     assert len(result["aa"]["random"]["verdict"]) == 2
     assert result["wall"]["einsum"]["times"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason="needs JAX's CUDA plugin (make cross)")
+def test_command_buffers_off_launch_each_kernel_on_its_own():
+    """Compiled for an H100, the block runs as one command buffer (CUDA
+    graph) holding its kernels; with NO_COMMAND_BUFFERS, as the same
+    kernels launched one by one: what chapter 4's per-op profile needs."""
+    graph = crosscompile.run(profiling.launches_on_gpu)
+    one_by_one = crosscompile.run(profiling.launches_on_gpu,
+                                  xprof_tables.NO_COMMAND_BUFFERS)
+    assert graph[0] == "kCommandBuffer"
+    inside = [step.strip() for step in graph[1:]]
+    assert all(step.startswith(" ") for step in graph[1:]) and inside
+    assert not any("kCommandBuffer" in step for step in one_by_one)
+    assert sorted(one_by_one) == sorted(inside)
+
+
+def test_a_thunk_line_reads_as_its_kind_and_kernel():
+    line = ("    002: kCustomKernel [prev=001 (1) | next=003 (1)] "
+            "loop_transpose_fusion_1 grid: [128, 1, 1] threads: [128, 1, 1]")
+    assert profiling._thunk(line) == "    kCustomKernel loop_transpose_fusion_1"
+    assert profiling._thunk("000: kCommandBuffer [source | sink] ") == \
+        "kCommandBuffer"
+    with pytest.raises(ValueError, match="not a thunk line"):
+        profiling._thunk("ENTRY %main")
 
 
 def test_exercise_4_2_accepts_holm_and_rejects_looser_or_stricter_rules():

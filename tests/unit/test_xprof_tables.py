@@ -174,9 +174,24 @@ def test_the_recorded_h100_profile_gives_xprof_kernel_tables():
     assert (kernels["registers_per_thread"] > 0).all()
     assert (kernels["occupancy_pct"] > 0).all()
     assert (kernels["occurrences"] > 0).all()
-    # hlo_stats came back empty for this GPU profile: the reason says so
-    with pytest.raises(ValueError, match="this GPU profile has kernels"):
+
+
+def test_hlo_tables_of_a_cuda_graph_profile_say_why_they_are_empty():
+    """Every kernel of the recorded profile ran in a CUDA graph and is
+    labelled with the command buffer, not its HLO op: XProf's HLO table
+    is empty, and the reason names the buffer and the compile option that
+    gives per-op tables."""
+    assert xt.command_buffers(H100_PROFILE) == ["command_buffer_1"]
+    with pytest.raises(ValueError) as raised:
         xt.table(H100_PROFILE, "hlo_stats")
+    message = str(raised.value)
+    assert "ran inside CUDA graphs" in message
+    assert "command_buffer_1" in message
+    assert str(xt.NO_COMMAND_BUFFERS) in message
+
+
+def test_a_cpu_profile_has_no_command_buffers(cpu_profile):
+    assert xt.command_buffers(cpu_profile) == []
 
 
 def test_a_gzipped_trimmed_profile_reads_as_the_original(tmp_path):
