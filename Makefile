@@ -50,11 +50,14 @@ book: $(STAMP)
 	@echo "The book is in _build/html: open _build/html/index.html"
 
 # BOOK_DRY_RUN: the chapters also run their GPU code paths here (dry run).
+# pytest-xdist runs the tests in TEST_JOBS processes (one per core), one
+# file at a time each, so a notebook's cells run in order in one kernel.
+TEST_JOBS ?= auto
 test: $(STAMP) cross browser
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	BOOK_DRY_RUN=1 $(PY) -m pytest tests chapters helpers --nbval-lax \
-	  --doctest-modules -p no:cacheprovider
+	  --doctest-modules -p no:cacheprovider -n $(TEST_JOBS) --dist loadfile
 
 # For authors, between edits: lint, types and the unit tests not marked slow
 # (child processes, compilations for the H100, statistics over many

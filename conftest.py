@@ -3,7 +3,8 @@
 - Everything runs on the CPU unless marked `gpu`; such tests are skipped
   with the reason when JAX has no GPU.
 - Each notebook's total execution time is printed at the end, so a chapter
-  that grows slow is noticed before CI's time limit is.
+  that grows slow is noticed before CI's time limit is (with pytest-xdist
+  too: the workers' reports reach this process's hooks).
 - With ``BOOK_DRY_RUN=1`` (set by `make test`) the chapters take their GPU
   code paths here, at this machine's sizes, saving nothing.
 """
@@ -25,8 +26,10 @@ meshes.simulate(8)
 _NOTEBOOK_SECONDS: dict[str, float] = collections.defaultdict(float)
 # `make test` sets BOOK_DRY_RUN=1 so that the chapters run every GPU code
 # path here (helpers.recorded); the unit tests run without it, since they
-# test live_or_recorded's other paths too.
-_DRY_RUN = os.environ.pop("BOOK_DRY_RUN", None)
+# test live_or_recorded's other paths too. It is read, not removed, here:
+# pytest-xdist's workers start after this file is imported and inherit
+# the environment; each test sets or clears it below.
+_DRY_RUN = os.environ.get("BOOK_DRY_RUN")
 
 
 def pytest_runtest_setup(item):
