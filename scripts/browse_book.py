@@ -26,6 +26,7 @@ import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from helpers.book import MISSING
 
@@ -68,9 +69,16 @@ class Problem:
 
 
 # Runs in the page: every measurement a reader's eye makes, as JSON.
+# The page's text column: the book theme's article, or any page's <main>.
+COLUMN = "article.bd-article, main"
+# How long a page may take to show its column (a loaded machine, as in
+# `make test`'s parallel run, can be slow to lay a page out).
+PAGE_TIMEOUT_S = 30
+
 _MEASURE_PAGE = r"""
 const column = document.querySelector('article.bd-article')
              || document.querySelector('main');
+if (!column) return null;
 const right = column.getBoundingClientRect().right;
 const found = [];
 // checkVisibility sees inside a closed <details>, whose content keeps
@@ -160,6 +168,21 @@ def _text_problems(page: str, text: str) -> list[Problem]:
     return found
 
 
+def _shown_column(driver: Any) -> bool:
+    """Whether the page's text column appears within PAGE_TIMEOUT_S."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+    try:
+        WebDriverWait(driver, PAGE_TIMEOUT_S).until(
+            expected_conditions.presence_of_element_located(
+                (By.CSS_SELECTOR, COLUMN)))
+    except TimeoutException:
+        return False
+    return True
+
+
 def problems(html_dir: Path) -> list[Problem]:
     """Everything a reader would trip over, page by page."""
     found: list[Problem] = []
@@ -168,7 +191,13 @@ def problems(html_dir: Path) -> list[Problem]:
         for path in pages(root):
             name = str(path.relative_to(root))
             driver.get(path.as_uri())
-            measured = driver.execute_script(_MEASURE_PAGE)
+            measured = _shown_column(driver) and \
+                driver.execute_script(_MEASURE_PAGE)
+            if not measured:
+                found.append(Problem(name, "page without a text column",
+                                     f"no {COLUMN} after {PAGE_TIMEOUT_S} "
+                                     f"s; title {driver.title!r}"))
+                continue
             found += [Problem(name, kind, detail)
                       for kind, detail in measured["found"]]
             found += _text_problems(name, measured["text"])

@@ -56,6 +56,17 @@ def test_the_checker_passes_a_clean_page_and_a_closed_solution(tmp_path):
     assert browse_book.problems(book) == []
 
 
+def test_a_page_without_a_text_column_is_reported_not_a_crash(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(browse_book, "PAGE_TIMEOUT_S", 1)
+    book = _book(tmp_path, {"clean": "<p>fine</p>"})
+    (book / "bare.html").write_text("<html><body><p>no column</p></body>"
+                                    "</html>")
+    [found] = browse_book.problems(book)
+    assert (found.page, found.kind) == ("bare.html",
+                                        "page without a text column")
+
+
 def test_a_folder_without_a_book_gets_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="make book"):
         browse_book.pages(tmp_path)
