@@ -13,6 +13,7 @@ from helpers import child
 
 _FLAG = re.compile(r"--xla_[a-z0-9_]+")
 _UNKNOWN = re.compile(r"Unknown flags? in XLA_FLAGS:\s*(.*)")
+_BAD_VALUE = re.compile(r"Couldn't interpret value .*? for flag (\w+)")
 
 
 def flag_names(text: str) -> list[str]:
@@ -28,8 +29,13 @@ def flag_names(text: str) -> list[str]:
 def unknown(flags: list[str], timeout: float = 120.0) -> list[str]:
     """The flags in ``flags`` that the installed jaxlib does not know.
 
-    Each flag is tried alone in a child process that starts JAX's backend
-    with ``XLA_FLAGS`` set to it, so an abort costs nothing here.
+    The flags are tried in a child process that starts JAX's backend with
+    ``XLA_FLAGS`` set to them, so an abort costs nothing here: all of them
+    at once, then the bare names XLA rejected once more with an empty
+    value and with ``=0`` (a flag that needs a value is reported unknown
+    without one): a few children, not one per flag. A child that fails
+    for another reason than unknown flags or unreadable values sends its
+    flags back to be tried one by one.
 
     Args:
         flags: flags as they would appear in XLA_FLAGS, with or without
@@ -47,18 +53,53 @@ def unknown(flags: list[str], timeout: float = 120.0) -> list[str]:
     if bad:
         raise ValueError(f"not XLA flags: {bad}; each must start with "
                          "'--xla_'.")
-    # One child for all of them first: XLA names every unknown flag in
-    # its message. Only those it names, and any failure of another kind,
-    # need a child each.
-    together = _start_with(" ".join(flags), timeout) if flags else "ok"
-    if together == "ok":
-        return []
-    suspects = (set(together.split()) if together.startswith("unknown ")
-                else set(flags))
+    named, undecided = _sort_out(flags, timeout)
+    named |= {flag for flag in undecided if not _accepted(flag, timeout)}
     # A flag written with its value that XLA names is unknown; a bare one
-    # may only lack its value, so it is tried alone.
-    return [flag for flag in flags if flag in suspects and
-            ("=" in flag or not _accepted(flag, timeout))]
+    # may only lack its value, so it is tried again with one. Rejected
+    # another way with a value, its name was read: it is known.
+    bare = [flag for flag in flags if flag in named and "=" not in flag]
+    for value in ("", "0"):  # lists and strings; numbers and booleans
+        if not bare:
+            break
+        with_value = {f"{flag}={value}": flag for flag in bare}
+        still, _ = _sort_out(list(with_value), timeout)
+        bare = [with_value[tried] for tried in with_value if tried in still]
+    return [flag for flag in flags
+            if flag in named and ("=" in flag or flag in bare)]
+
+
+def _sort_out(flags: list[str], timeout: float
+              ) -> tuple[set[str], list[str]]:
+    """Start JAX with all the flags: the ones XLA names as unknown, and
+    the ones no start could decide (a child failed another way with each
+    of them alone).
+
+    XLA stops at a flag whose value it cannot read (``Couldn't interpret
+    value``) before it lists unknown ones; such a flag is known (XLA found
+    it), so it is left out and JAX started again with the rest. A failure
+    that names no flag is narrowed down by halves.
+    """
+    left = list(flags)
+    while left:
+        output = _start_jax_in_child(" ".join(left), timeout)
+        if output is None:
+            return set(), []
+        named = _UNKNOWN.search(output)
+        if named:
+            return set(named.group(1).split()), []
+        readable = {f"--{name}" for name in _BAD_VALUE.findall(output)}
+        known = [flag for flag in left if flag.split("=")[0] in readable]
+        if known:
+            left = [flag for flag in left if flag not in known]
+        elif len(left) == 1:
+            return set(), left
+        else:
+            half = len(left) // 2
+            first, second = (_sort_out(part, timeout)
+                             for part in (left[:half], left[half:]))
+            return first[0] | second[0], first[1] + second[1]
+    return set(), []
 
 
 def _accepted(flag: str, timeout: float) -> bool:
