@@ -33,9 +33,9 @@ def unknown(flags: list[str], timeout: float = 120.0) -> list[str]:
     ``XLA_FLAGS`` set to them, so an abort costs nothing here: all of them
     at once, then the bare names XLA rejected once more with an empty
     value and with ``=0`` (a flag that needs a value is reported unknown
-    without one): a few children, not one per flag. A child that fails
-    for another reason than unknown flags or unreadable values sends its
-    flags back to be tried one by one.
+    without one): a few children, not one per flag. A start that fails
+    for another reason than unknown flags or unreadable values is narrowed
+    down by halves to the flag that fails it, which is then tried alone.
 
     Args:
         flags: flags as they would appear in XLA_FLAGS, with or without
