@@ -1,4 +1,5 @@
-"""What XLA wrote while compiling: the options it used and each pass's HLO.
+"""What XLA wrote while compiling: the options it used, each pass's HLO and
+the steps its GPU runtime executes (the thunk sequence).
 
 ``xla_dump_to`` makes XLA write, for every module it compiles, the HLO
 before and after optimisation and (with ``xla_dump_hlo_pass_re``) after
@@ -91,6 +92,26 @@ class Dump:
         changed = table["count"].ne(table["count"].shift())
         return table[changed].set_index("step")
 
+    def thunk_sequence(self) -> list[str]:
+        """The steps XLA:GPU's runtime executes for the module, one line
+        each: the thunk's kind and kernel, indented as XLA nests them (a
+        command buffer's kernels under it). It is the sequence after the
+        thunk passes, which write their own file only when they change it
+        (forming command buffers, for example).
+
+        Raises:
+            FileNotFoundError: no thunk sequence in the dump (XLA:CPU
+                writes none; compile for a GPU).
+        """
+        prefix = self._main_module().prefix
+        final = (self.files(f"{prefix}thunk_sequence_after_thunk_passes.txt")
+                 or self.files(f"{prefix}thunk_sequence.txt"))
+        if not final:
+            raise FileNotFoundError(f"no thunk sequence in {self.folder}: "
+                                    "XLA:GPU writes one, XLA:CPU does not.")
+        return [thunk_step(line) for line in final[0].read_text()
+                .splitlines() if line.strip()]
+
     def _main_module(self) -> _Module:
         """The module that was asked for. XLA:GPU compiles small helper
         modules of its own (autotuning candidates) into the same folder;
@@ -128,6 +149,26 @@ def compile_with_dump(lowered: Any, folder: str | Path | None = None, *,
     if passes:
         options["xla_dump_hlo_pass_re"] = ".*"
     return Dump(folder, lowered.compile(compiler_options=options))
+
+
+# "    001: kCustomKernel [prev=000 (1) | next=002 (1)] gemm_fusion_dot_4 ..."
+_THUNK_LINE = re.compile(r"^(\s*)\d+:\s*(\w+)\s*\[[^\]]*\]\s*(\S*)")
+
+
+def thunk_step(line: str) -> str:
+    """One line of a dumped thunk sequence as its kind and kernel, with
+    XLA's indentation.
+
+    Example:
+        >>> thunk_step("  002: kCustomKernel [prev=001 (1) | next=003 (1)] "
+        ...            "loop_add_fusion grid: [128, 1, 1]")
+        '  kCustomKernel loop_add_fusion'
+    """
+    found = _THUNK_LINE.match(line)
+    if not found:
+        raise ValueError(f"not a thunk line of XLA's dump: {line!r}")
+    indent, kind, name = found.groups()
+    return f"{indent}{kind} {name}".rstrip()
 
 
 def parse_debug_options(config_text: str) -> dict[str, str | list[str]]:

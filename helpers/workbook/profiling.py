@@ -11,7 +11,6 @@ profile with each call marked, and turns the profile into one row per
 from __future__ import annotations
 
 import functools
-import re
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -21,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from helpers import (bench, env, hlo, recorded, stats, trace,
+from helpers import (bench, env, hlo, recorded, stats, trace, xla_dump,
                      xprof_tables)
 
 SCOPES = ("attn_q_k", "attn_att_v")  # the source's two named scopes
@@ -319,35 +318,11 @@ def launches_on_gpu(compiler_options: dict[str, Any] | None = None
     params, x = jax.eval_shape(lambda key: init(key, **sizes),
                                jax.random.key(0))
     with tempfile.TemporaryDirectory() as folder:
-        crosscompile.compile_for_gpu(
+        compiled = crosscompile.compile_for_gpu(
             versions(sizes["n_head"])["einsum"], params, x,
             compiler_options={**(compiler_options or {}),
                               "xla_dump_to": folder})
-        # The passes that form command buffers write a second file; with
-        # none formed, only the first is there.
-        dumped = {p.name.split(".")[-2]: p for p in Path(folder).glob(
-            "*.thunk_sequence*.txt")}
-        final = dumped.get("thunk_sequence_after_thunk_passes",
-                           dumped.get("thunk_sequence"))
-        if final is None:
-            raise FileNotFoundError(f"XLA dumped no thunk sequence in "
-                                    f"{folder}: {sorted(dumped)}")
-        return [_thunk(line) for line in final.read_text().splitlines()
-                if line.strip()]
-
-
-# "    001: kCustomKernel [prev=000 (1) | next=002 (1)] gemm_fusion_dot_4 ..."
-_THUNK_LINE = re.compile(r"^(\s*)\d+:\s*(\w+)\s*\[[^\]]*\]\s*(\S*)")
-
-
-def _thunk(line: str) -> str:
-    """A dumped thunk line as its kind and kernel, indented as XLA nests
-    it (a command buffer's kernels under it)."""
-    found = _THUNK_LINE.match(line)
-    if not found:
-        raise ValueError(f"not a thunk line of XLA's dump: {line!r}")
-    indent, kind, name = found.groups()
-    return f"{indent}{kind} {name}".rstrip()
+        return xla_dump.Dump(Path(folder), compiled).thunk_sequence()
 
 
 def fixture_folder(device: str = recorded.REFERENCE_DEVICE,

@@ -189,16 +189,6 @@ def test_command_buffers_off_launch_each_kernel_on_its_own():
     assert sorted(one_by_one) == sorted(inside)
 
 
-def test_a_thunk_line_reads_as_its_kind_and_kernel():
-    line = ("    002: kCustomKernel [prev=001 (1) | next=003 (1)] "
-            "loop_transpose_fusion_1 grid: [128, 1, 1] threads: [128, 1, 1]")
-    assert profiling._thunk(line) == "    kCustomKernel loop_transpose_fusion_1"
-    assert profiling._thunk("000: kCommandBuffer [source | sink] ") == \
-        "kCommandBuffer"
-    with pytest.raises(ValueError, match="not a thunk line"):
-        profiling._thunk("ENTRY %main")
-
-
 def test_exercise_4_2_accepts_holm_and_rejects_looser_or_stricter_rules():
     def bonferroni(p_values, alpha=0.05):
         return [p < alpha / len(p_values) for p in p_values]
