@@ -61,6 +61,35 @@ def test_shift_interval_covers_the_true_shift_95_percent_of_the_time():
     assert test.pvalue > 0.01, covered / trials
 
 
+def test_decide_gives_compares_verdict():
+    # Both directions, no difference, ties and unequal sizes: the verdict
+    # alone must be the one compare reaches on the same samples.
+    rng = np.random.default_rng(4)
+    seen = set()
+    for trial in range(300):
+        n_a, n_b = rng.integers(5, 40, size=2)
+        shift = rng.choice([-0.05, -0.01, 0.0, 0.01, 0.05])
+        a = rng.gamma(20, 0.05, n_a)
+        b = rng.gamma(20, 0.05, n_b) + shift
+        if trial % 3 == 0:  # a coarse clock: many tied times
+            a, b = np.round(a, 1), np.round(b, 1)
+        a, b = np.clip(a, 0.1, None), np.clip(b, 0.1, None)
+        verdict = stats.decide(a, b)
+        assert verdict == stats.compare(a, b, n_resamples=50).verdict
+        seen.add(verdict)
+    assert seen == set(stats.VERDICTS)
+
+
+@pytest.mark.parametrize("a, alpha, message", [
+    ([1.0, 2.0], 0.05, "has 2 times; compare needs at least 5"),
+    ([1.0, 2.0, np.inf, 1.0, 1.0], 0.05, "NaN or infinite"),
+    ([1.0] * 5, 0.9, "alpha is a probability"),
+])
+def test_decide_refuses_what_compare_refuses(a, alpha, message):
+    with pytest.raises(ValueError, match=message):
+        stats.decide(a, [1.0] * 5, alpha=alpha)
+
+
 def test_required_samples_grows_with_spread_and_shrinks_with_effect():
     assert stats.required_samples(0.03, 0.05) == 39
     assert (stats.required_samples(0.03, 0.02)
