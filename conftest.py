@@ -7,10 +7,14 @@
   too: the workers' reports reach this process's hooks).
 - With ``BOOK_DRY_RUN=1`` (set by `make test`) the chapters take their GPU
   code paths here, at this machine's sizes, saving nothing.
+- Compilations for an H100 are kept for the run, so a chapter and a unit
+  test asking for the same one share it.
 """
 
 import collections
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -22,6 +26,17 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 from helpers import meshes  # noqa: E402
 
 meshes.simulate(8)
+
+# The chapters and the unit tests compile several of the same programs for
+# an H100 (helpers.crosscompile.run): one folder per test run keeps each
+# result once. Made here, before pytest-xdist starts its workers, so that
+# they, the notebooks' kernels and their children all share it.
+from helpers import crosscompile  # noqa: E402
+
+_CROSSCOMPILE_CACHE = None
+if crosscompile.CACHE_ENV not in os.environ:
+    _CROSSCOMPILE_CACHE = tempfile.mkdtemp(prefix="crosscompile-")
+    os.environ[crosscompile.CACHE_ENV] = _CROSSCOMPILE_CACHE
 
 _NOTEBOOK_SECONDS: dict[str, float] = collections.defaultdict(float)
 # `make test` sets BOOK_DRY_RUN=1 so that the chapters run every GPU code
@@ -39,6 +54,13 @@ def pytest_runtest_setup(item):
         os.environ["BOOK_DRY_RUN"] = _DRY_RUN
     else:
         os.environ.pop("BOOK_DRY_RUN", None)
+
+
+def pytest_unconfigure(config):
+    """Remove the run's cache of H100 compilations (in the process that
+    made it, after its workers have finished)."""
+    if _CROSSCOMPILE_CACHE:
+        shutil.rmtree(_CROSSCOMPILE_CACHE, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -33,9 +33,12 @@ import base64
 import contextlib
 import functools
 import glob
+import hashlib
 import importlib.util
+import json
 import os
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 # The reference GPU as XLA:GPU sees it: an H100 SXM5 80GB. The numbers are
@@ -66,6 +69,7 @@ DNN_VERSION = (9, 8)
 CUDA_RUNTIME = (12, 8)
 PLUGIN_FOLDER_ENV = "BOOK_CROSS_PLUGIN"
 CHILD_ENV = "BOOK_COMPILING_FOR_GPU"  # set in the child processes of `run`
+CACHE_ENV = "BOOK_CROSSCOMPILE_CACHE"  # a folder: `run` keeps results there
 
 
 def target_config(spec: dict[str, Any] = H100_SXM) -> str:
@@ -152,7 +156,9 @@ def label(spec: dict[str, Any] = H100_SXM) -> str:
 def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:
     """Call ``fn(*args)`` in a child process that compiles for H100s, and
     return its JSON result. ``fn`` is defined at the top level of a module
-    of this project (use `compiled_text` for any other function).
+    of this project (use `compiled_text` for any other function). Where
+    ``BOOK_CROSSCOMPILE_CACHE`` names a folder, a result is kept there and
+    the same call again returns it without a child (`_kept_result`).
 
     Raises:
         RuntimeError: the plugin is missing (with how to install it).
@@ -164,11 +170,57 @@ def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:
     reason = why_unavailable()
     if reason:
         raise RuntimeError(f"cannot compile for a GPU here: {reason}")
-    return child.call(
-        fn, *args, env={"JAX_PLATFORMS": "cpu", CHILD_ENV: "1"},
-        drop_env=("XLA_FLAGS",),  # the parent's simulated devices
+    kept = _kept_result(fn, args)
+    if kept is not None and kept.exists():
+        return json.loads(kept.read_text())
+    result = child.call(
+        fn, *args, env=_CHILD_SETTINGS, drop_env=_CHILD_DROPS,
         python_path=() if _plugin_importable() else (plugin_folder(),),
         timeout=timeout)
+    if kept is not None:  # written whole, then renamed: never half a file
+        partial = kept.with_suffix(f".{os.getpid()}.part")
+        partial.write_text(json.dumps(result))
+        partial.replace(kept)
+    return result
+
+
+_CHILD_SETTINGS = {"JAX_PLATFORMS": "cpu", CHILD_ENV: "1"}
+_CHILD_DROPS = ("XLA_FLAGS",)  # the parent's simulated devices
+
+
+def _kept_result(fn: Callable[..., Any], args: tuple) -> Path | None:
+    """Where `run` keeps the result of ``fn(*args)`` when ``CACHE_ENV``
+    names a folder, else None.
+
+    A compilation for an H100 gives the same result every time for the
+    same code, arguments and JAX settings, and the test suite asks for
+    several twice (a chapter's table, and the unit test of the same
+    facts): `conftest.py` gives each pytest run a fresh folder. The key
+    holds the function, its arguments, the child's ``JAX_*`` and
+    ``XLA_*`` variables and a digest of the helpers package's source, so
+    an edit to the code is never answered from before it.
+    """
+    from helpers import child
+    folder = os.environ.get(CACHE_ENV)
+    if not folder:
+        return None
+    settings = {name: value for name, value in
+                {**os.environ, **_CHILD_SETTINGS}.items()
+                if name.startswith(("JAX_", "XLA_"))
+                and name not in _CHILD_DROPS}
+    key = json.dumps({"target": child.target_of(fn), "args": args,
+                      "settings": settings, "source": _source_digest()},
+                     sort_keys=True)
+    return Path(folder) / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+
+
+@functools.cache
+def _source_digest() -> str:
+    """A digest of every module of the helpers package."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def run_or_explain(fn: Callable[..., Any], *args: Any,

@@ -92,3 +92,69 @@ def test_any_function_compiles_for_the_h100_through_export():
     text = crosscompile.compiled_text(lambda a, b: a @ b, a, b)
     assert [(f.kind, f.root_op) for f in hlo.fusions(text)] == [
         ("kLoop", "reduce")]
+
+
+def _counted_children(monkeypatch, result=None, error=None):
+    """Stand in for the child processes of `run`, counting them."""
+    calls = []
+
+    def call(fn, *args, **kwargs):
+        calls.append((child.target_of(fn), args))
+        if error:
+            raise error
+        return result if result is not None else {"args": list(args)}
+
+    monkeypatch.setattr(child, "call", call)
+    monkeypatch.setattr(crosscompile, "why_unavailable", lambda: None)
+    return calls
+
+
+def test_a_kept_result_answers_the_same_call_again(tmp_path, monkeypatch):
+    calls = _counted_children(monkeypatch)
+    monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
+    first = crosscompile.run(fusion.kinds_on_gpu, [25])
+    assert crosscompile.run(fusion.kinds_on_gpu, [25]) == first
+    assert len(calls) == 1
+    crosscompile.run(fusion.kinds_on_gpu, [26])  # other arguments
+    crosscompile.run(fusion.reduce_kinds_on_gpu, [25])  # another function
+    monkeypatch.setenv("JAX_ENABLE_X64", "1")  # other JAX settings
+    crosscompile.run(fusion.kinds_on_gpu, [25])
+    assert len(calls) == 4
+    assert len(list(tmp_path.glob("*.json"))) == 4
+    assert not list(tmp_path.glob("*.part"))
+
+
+def test_an_edit_to_the_helpers_is_not_answered_from_before(tmp_path,
+                                                            monkeypatch):
+    calls = _counted_children(monkeypatch)
+    monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
+    for source in ("before the edit", "after the edit"):
+        monkeypatch.setattr(crosscompile, "_source_digest",
+                            lambda source=source: source)
+        crosscompile.run(fusion.kinds_on_gpu, [25])
+    assert len(calls) == 2
+
+
+def test_without_a_cache_folder_each_call_starts_a_child(monkeypatch):
+    calls = _counted_children(monkeypatch)
+    monkeypatch.delenv(crosscompile.CACHE_ENV, raising=False)
+    crosscompile.run(fusion.kinds_on_gpu, [25])
+    crosscompile.run(fusion.kinds_on_gpu, [25])
+    assert len(calls) == 2
+
+
+def test_a_failed_compilation_is_not_kept(tmp_path, monkeypatch):
+    failure = child.ChildFailed("helpers.workbook.fusion:kinds_on_gpu", 1,
+                                "RuntimeError: out of memory")
+    calls = _counted_children(monkeypatch, error=failure)
+    monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
+    for _ in range(2):
+        with pytest.raises(child.ChildFailed, match="out of memory"):
+            crosscompile.run(fusion.kinds_on_gpu, [25])
+    assert len(calls) == 2 and not list(tmp_path.iterdir())
+
+
+def test_the_test_run_shares_one_cache_folder():
+    # conftest.py makes it before any worker starts; they all inherit it
+    folder = os.environ.get(crosscompile.CACHE_ENV)
+    assert folder and os.path.isdir(folder)
