@@ -204,6 +204,7 @@ def _kept_result(fn: Callable[..., Any], args: tuple) -> Path | None:
     folder = os.environ.get(CACHE_ENV)
     if not folder:
         return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
     settings = {name: value for name, value in
                 {**os.environ, **_CHILD_SETTINGS}.items()
                 if name.startswith(("JAX_", "XLA_"))

