@@ -70,6 +70,10 @@ CUDA_RUNTIME = (12, 8)
 PLUGIN_FOLDER_ENV = "BOOK_CROSS_PLUGIN"
 CHILD_ENV = "BOOK_COMPILING_FOR_GPU"  # set in the child processes of `run`
 CACHE_ENV = "BOOK_CROSSCOMPILE_CACHE"  # a folder: `run` keeps results there
+# The environment of `run`'s children: the CPU backend only, and none of
+# the parent's XLA_FLAGS (its simulated devices).
+_CHILD_SETTINGS = {"JAX_PLATFORMS": "cpu", CHILD_ENV: "1"}
+_CHILD_DROPS = ("XLA_FLAGS",)
 
 
 def target_config(spec: dict[str, Any] = H100_SXM) -> str:
@@ -184,11 +188,8 @@ def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:
     return result
 
 
-_CHILD_SETTINGS = {"JAX_PLATFORMS": "cpu", CHILD_ENV: "1"}
-_CHILD_DROPS = ("XLA_FLAGS",)  # the parent's simulated devices
-
-
-def _kept_result(fn: Callable[..., Any], args: tuple) -> Path | None:
+def _kept_result(fn: Callable[..., Any], args: tuple[Any, ...]
+                 ) -> Path | None:
     """Where `run` keeps the result of ``fn(*args)`` when ``CACHE_ENV``
     names a folder, else None.
 
