@@ -76,7 +76,8 @@ def matches_reference(reference: Callable[..., Any],
     a float and a JAX scalar.
 
     Args:
-        reference: the correct implementation.
+        reference: the correct implementation; its answers are computed
+            once, on the first check.
         cases: argument tuples to try (use several, with random data and
             the edge cases), or a function making them on first use.
         rtol, atol: tolerances for `numpy.allclose`.
@@ -87,11 +88,17 @@ def matches_reference(reference: Callable[..., Any],
     name = "numbers match the reference"
     get_cases = on_first_use(cases)
 
+    @functools.cache
+    def reference_answers() -> list[Any]:
+        # Once, on first use: a reference that compiles on every call (an
+        # eager loop does) would otherwise compile again for every check.
+        return [reference(*args) for args in get_cases()]
+
     @described(name)
     def criterion(fn: Callable[..., Any]) -> Outcome:
         worst = 0.0
-        for i, args in enumerate(get_cases()):
-            want = reference(*args)
+        for i, (args, want) in enumerate(zip(get_cases(),
+                                                 reference_answers())):
             try:  # a copy: an answer that sorts its input in place must
                 value = fn(*copy.deepcopy(args))  # not change the cases
             except Exception as err:  # the learner's code may fail anyhow

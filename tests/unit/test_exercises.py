@@ -124,6 +124,21 @@ def test_matches_reference_compares_booleans():
     assert outcome.status == "fail" and "case 0" in outcome.detail
 
 
+def test_the_reference_answers_each_case_once_however_many_checks():
+    calls = []
+
+    def reference(x):
+        calls.append(x)
+        return 2 * x
+
+    criterion = ex.matches_reference(reference, [(1.0,), (3.0,)])
+    assert calls == []  # nothing runs before the first check
+    assert criterion(lambda x: x + x).status == "pass"
+    assert criterion(lambda x: 3 * x).status == "fail"
+    assert criterion(lambda x: 2.0 * x).status == "pass"
+    assert calls == [1.0, 3.0]
+
+
 def _slow_double(x):
     for _ in range(30):  # a chain of matmuls the fast version skips
         x = jnp.tanh(x @ x) * 0.5
