@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import jax
 import pandas as pd
 
 from helpers import hlo
@@ -32,6 +33,7 @@ from helpers import hlo
 # module_0018.jit_f.0026.simplification.after_dce.before_cse.txt
 _PASS_FILE = re.compile(r"\.(\d{4})\.([^.]+)\.after_(.+?)"
                         r"(?:\.before_(.+))?\.txt$")
+_INPUT_FILES = "*.before_optimizations.txt"  # one per compiled module
 _OPTION = re.compile(r"^\s*(\w+):\s*(.*?)\s*$")
 
 
@@ -116,7 +118,7 @@ class Dump:
         """The module that was asked for. XLA:GPU compiles small helper
         modules of its own (autotuning candidates) into the same folder;
         they have no ``before_optimizations`` file."""
-        inputs = self.files("*.before_optimizations.txt")
+        inputs = self.files(_INPUT_FILES)
         if not inputs:
             raise FileNotFoundError(f"no *.before_optimizations.txt in "
                                     f"{self.folder}: is it an XLA dump?")
@@ -143,12 +145,42 @@ def compile_with_dump(lowered: Any, folder: str | Path | None = None, *,
         passes: also dump the module after every pass that changes it
             (``xla_dump_hlo_pass_re=.*``; slower, many files).
         compiler_options: further options for this compilation.
+
+    Raises:
+        RuntimeError: XLA compiled nothing, so dumped no passes: JAX's
+            persistent compilation cache served the program.
     """
     folder = Path(folder or tempfile.mkdtemp(prefix="xla_dump_"))
     options = {**(compiler_options or {}), "xla_dump_to": str(folder)}
     if passes:
         options["xla_dump_hlo_pass_re"] = ".*"
-    return Dump(folder, lowered.compile(compiler_options=options))
+    inputs = set(folder.glob(_INPUT_FILES))
+    compiled = lowered.compile(compiler_options=options)
+    cache_dir = _persistent_cache_dir()
+    if cache_dir and set(folder.glob(_INPUT_FILES)) == inputs:
+        raise RuntimeError(_served_from_cache(cache_dir))
+    return Dump(folder, compiled)
+
+
+def _persistent_cache_dir() -> str | None:
+    """JAX's persistent compilation cache folder, if the cache is on."""
+    if not jax.config.jax_enable_compilation_cache:
+        return None
+    return jax.config.jax_compilation_cache_dir
+
+
+def _served_from_cache(cache_dir: str) -> str:
+    # JAX's cache key leaves the dump options out (jax/_src/cache_key.py
+    # clears xla_dump_to and the like), so a program compiled before, in
+    # any process using the cache, is loaded rather than compiled: XLA then
+    # writes the loaded module, but no input module and no passes.
+    return (f"XLA dumped no compilation: JAX's persistent compilation cache "
+            f"({cache_dir}) already held this program, and a program "
+            "loaded from the cache is not compiled, so its passes are not "
+            "dumped. Dump it from a Python process started without the cache "
+            "(JAX_COMPILATION_CACHE_DIR unset, or "
+            "jax.config.update('jax_enable_compilation_cache', False) "
+            "before its first compilation).")
 
 
 # "    001: kCustomKernel [prev=000 (1) | next=002 (1)] gemm_fusion_dot_4 ..."

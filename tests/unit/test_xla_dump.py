@@ -1,6 +1,11 @@
 """Reading what XLA dumps: the thunk sequence (chapter 4 reads it for an
 H100 in tests/unit/test_profiling.py)."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -27,3 +32,34 @@ def test_a_cpu_dump_has_no_thunk_sequence_and_says_so(tmp_path):
                                       tmp_path)
     with pytest.raises(FileNotFoundError, match="XLA:CPU does not"):
         dump.thunk_sequence()
+
+
+# A reader's process with JAX's persistent compilation cache on, every
+# program cached: the second compilation of the same program is loaded.
+_CACHED_TWICE = """
+import jax, jax.numpy as jnp
+from helpers import xla_dump
+lowered = jax.jit(jnp.sin).lower(jnp.ones(3))
+first = xla_dump.compile_with_dump(lowered)
+print("first dumped", len(first.files("*.before_optimizations.txt")) > 0)
+try:
+    xla_dump.compile_with_dump(lowered)
+except RuntimeError as err:
+    print("second:", err)
+"""
+
+
+def test_a_program_served_by_the_persistent_cache_says_why_nothing_was_dumped(
+        tmp_path):
+    env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(tmp_path),
+           "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+           "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+    done = subprocess.run([sys.executable, "-c", _CACHED_TWICE], env=env,
+                          capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, done.stderr
+    assert "first dumped True" in done.stdout
+    assert f"persistent compilation cache ({tmp_path}) already held this " \
+        "program" in done.stdout
+    assert "JAX_COMPILATION_CACHE_DIR unset" in done.stdout
+    assert "dumped no compilation" in done.stdout
