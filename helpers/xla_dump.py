@@ -164,9 +164,10 @@ def compile_with_dump(lowered: Any, folder: str | Path | None = None, *,
 
 def _persistent_cache_dir() -> str | None:
     """JAX's persistent compilation cache folder, if the cache is on."""
-    if not jax.config.jax_enable_compilation_cache:
+    options = jax.config.values
+    if not options["jax_enable_compilation_cache"]:
         return None
-    return jax.config.jax_compilation_cache_dir
+    return options["jax_compilation_cache_dir"]
 
 
 def _served_from_cache(cache_dir: str) -> str:
