@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -332,14 +332,19 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
     }
 
 
-def measure_rows(names: list[str], steps: int, repeat: int
-                 ) -> list[dict[str, Any]]:
+DTYPES = ("float32", "float64")
+
+
+def measure_rows(names: list[str], steps: int, repeat: int,
+                 dtypes: Sequence[str] = DTYPES) -> list[dict[str, Any]]:
     """`launches.measure`, with plain arguments for a child process."""
-    return launches.measure(names or None, steps=steps, repeat=repeat)
+    return launches.measure(names or None, steps=steps, repeat=repeat,
+                            dtypes=tuple(dtypes))
 
 
 def measure_with_flags(xla_flags: str, names: list[str], *,
                        steps: int = launches.STEPS, repeat: int = 20,
+                       dtypes: tuple[str, ...] = DTYPES,
                        timeout: float = 600) -> list[dict[str, Any]]:
     """`launches.measure` in a fresh Python process run with
     ``XLA_FLAGS``. XLA reads its flags once, when a process first uses a
@@ -349,8 +354,8 @@ def measure_with_flags(xla_flags: str, names: list[str], *,
         helpers.child.ChildFailed: the child failed (an unknown flag
             aborts it); the message carries its output.
     """
-    return child.call(measure_rows, names, steps, repeat, timeout=timeout,
-                      env={"XLA_FLAGS": xla_flags})
+    return child.call(measure_rows, names, steps, repeat, list(dtypes),
+                      timeout=timeout, env={"XLA_FLAGS": xla_flags})
 
 
 def with_while_graphs(default_kinds: str) -> str | None:
@@ -378,13 +383,15 @@ def measure_command_buffers(default_kinds: str, names: list[str], *,
                             repeat: int | None = None
                             ) -> dict[str, list[dict[str, Any]]]:
     """`measure` of the variants ``names`` under each of `graph_settings`,
-    each setting in a fresh process (a GPU machine's recording)."""
+    each setting in a fresh process (a GPU machine's recording). A dry
+    run measures float32 only: float64 takes the same path."""
     steps, repeat = steps or dry_or(STEPS, 200), repeat or dry_or(20, 3)
+    dtypes = dry_or(DTYPES, DTYPES[:1])
     settings = graph_settings(default_kinds)
     if None in settings.values():
         raise ValueError(f"the default command-buffer kinds are not known "
                          f"({default_kinds}); read them with "
                          "helpers.flag_registry.effective on this machine.")
     return {label: measure_with_flags(flags or "", names, steps=steps,
-                                      repeat=repeat)
+                                      repeat=repeat, dtypes=dtypes)
             for label, flags in settings.items()}
