@@ -52,7 +52,9 @@ def test_one_triton_module_with_one_loop():
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_compiled_for_an_h100_it_is_one_kernel_of_one_warp():
-    found = crosscompile.run(launches_gpu.side_by_side_on_gpu, 10_000, 100)
+    # The chapter's own call: a test run compiles it once.
+    found = crosscompile.run(launches_gpu.side_by_side_on_gpu, 10_000,
+                             launches.STEPS)
     assert found["custom calls"] == ["__gpu$xla.gpu.triton"]
     # 10,000 chains in programs of 64: 157, not one program per chain
     assert found["programs"] == 157
