@@ -323,12 +323,19 @@ def _as_an_h100() -> Any:
     GPU: this one, with the kind of our compile-only devices. (Compiling
     over several devices, the caller's shardings and meshes decide, and
     no abstract device is set.)
+
+    The mesh's axis is Auto, as it is by default up to jax 0.11: from jax
+    0.12 on a mesh's axes are Explicit by default, which gives every
+    array's type a sharding and made Triton's check of a 2-D carry fail
+    ("Length of sharding.spec (2) must be equal to aval's ndim (1)").
     """
-    from jax.sharding import AbstractDevice, AbstractMesh, use_abstract_mesh
+    from jax.sharding import (AbstractDevice, AbstractMesh, AxisType,
+                              use_abstract_mesh)
     h100 = AbstractDevice(device_kind=devices(1)[0].device_kind,
                           num_cores=int(H100_SXM["core_count"]),
                           platform="cuda")
     return use_abstract_mesh(AbstractMesh((1,), ("device",),
+                                          axis_types=(AxisType.Auto,),
                                           abstract_device=h100))
 
 
