@@ -24,6 +24,7 @@ from helpers.fused import fused_scan
 STATE = (1,)    # the thread's `shape = (1,)`: one number of state
 HIDDEN = 12     # the thread's hidden layer
 STEPS = 8000    # the thread's maximum_iterations
+DTYPES = ("float32", "float64")  # each variant is measured in both
 Weights = dict[str, jax.Array]
 
 
@@ -219,7 +220,7 @@ def _kernels_per_iteration(loop: hlo.WhileLoop) -> int:
 
 
 def measure(names: list[str] | None = None, *, steps: int = STEPS,
-            dtypes: tuple[str, ...] = ("float32", "float64"),
+            dtypes: tuple[str, ...] = DTYPES,
             repeat: int = 20, device: Any = None) -> list[dict[str, Any]]:
     """Time each variant: rows of launches/step and microseconds/step
     (median of ``repeat`` calls), on ``device`` (default: the default

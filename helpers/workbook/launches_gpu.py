@@ -21,8 +21,9 @@ import jax.numpy as jnp
 from helpers import bench, child, env, hlo, recorded, trace, xprof_tables
 from helpers.fused import fused_scan
 from helpers.workbook import launches
-from helpers.workbook.launches import (STEPS, VARIANTS, Weights, _per_step,
-                                       _start, fused, fused_side_by_side,
+from helpers.workbook.launches import (DTYPES, STEPS, VARIANTS, Weights,
+                                       _per_step, _start, fused,
+                                       fused_side_by_side,
                                        hoisted_step, init_weights, measure,
                                        many_chains, noise_for, positive,
                                        scan_hoisted, steps_argument,
@@ -330,9 +331,6 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
         },
         "trivial_fused_s": time_it(trivial, jnp.ones(steps)),
     }
-
-
-DTYPES = ("float32", "float64")
 
 
 def measure_rows(names: list[str], steps: int, repeat: int,
