@@ -297,3 +297,34 @@ def glue_result(name: str, text: str | None, *, will_show: str,
         text = (f":::{{admonition}} {needs.title}\n:class: note\n"
                 f"{will_show.strip()} {needs.remedy}\n:::")
     return glue_markdown(name, text)
+
+
+def glue_reference(name: str, reference: Any,
+                   paragraph: Callable[[Any, str], str | None], *,
+                   will_show: str, needs: Needs = Needs.GPU_RECORDING
+                   ) -> str:
+    """Glue the paragraph ``paragraph(data, device)`` writes from the
+    reference GPU's recording, or one notice when there is no recording
+    (or it lacks a number the paragraph needs: ``paragraph`` returned
+    None). See `glue_result` for pasting it.
+
+    Args:
+        name: the glue key the chapter pastes.
+        reference: a `helpers.recorded.Result` (``recorded.reference``).
+        paragraph: a function of the recording's data and its device's
+            name returning the paragraph, or None.
+        will_show: what the paragraph will say once recorded.
+        needs: what produces the missing numbers.
+
+    Example:
+        >>> from helpers.recorded import Result
+        >>> missing = Result("01_measuring/x", "missing", None, None)
+        >>> text = glue_reference("x", missing, lambda d, g: "never",
+        ...                       will_show="The copy rate.")
+        >>> "Waiting for a GPU recording" in text
+        True
+    """
+    text = None
+    if reference.available:
+        text = paragraph(reference.data, reference.device)
+    return glue_result(name, text, will_show=will_show, needs=needs)

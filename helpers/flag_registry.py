@@ -59,6 +59,10 @@ FLAGS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
     "--xla_gpu_enable_command_buffer": (
         "which kinds of operations XLA:GPU records into CUDA graphs; empty "
         "turns command buffers off", "", "", ("03", "06")),
+    "--xla_gpu_experimental_enable_fusion_autotuner": (
+        "time each fusion's kernel from XLA's own emitter against a Triton "
+        "(block-level) kernel on the device and keep the faster; without "
+        "a device, keep XLA's emitter", "", "", ("02",)),
     "--xla_gpu_graph_min_graph_size": (
         "fewest operations worth a CUDA graph", "", "", ("03",)),
     "--xla_gpu_pgle_profile_file_or_directory_path": (

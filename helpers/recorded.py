@@ -259,6 +259,76 @@ def live_or_recorded(name: str, measure: Callable[[], Any], *,
     return Result(name, "recorded", record["data"], record["provenance"])
 
 
+def reference(name: str, device: str = REFERENCE_DEVICE) -> Result:
+    """The reference GPU's recording of ``name``, on any machine.
+
+    This is what the book's prose quotes: the same numbers whether a CPU,
+    a Colab T4 or an H100 executes the notebook.
+
+    Returns:
+        A `Result` whose ``source`` is ``'recorded'``, or ``'missing'``
+        when nothing has been recorded yet.
+    """
+    try:
+        record = load(name, device)
+    except MissingRecording:
+        return Result(name, "missing", None, None)
+    return Result(name, "recorded", record["data"], record["provenance"])
+
+
+@dataclasses.dataclass(frozen=True)
+class Narrated:
+    """A GPU result as a chapter uses it: the reference recording, which
+    the prose quotes, and what this machine measured, shown beside it.
+
+    Attributes:
+        reference: the reference GPU's recording (`reference`).
+        here: this machine's result (`live_or_recorded`): measured live on
+            a GPU, a dry run on a CPU under ``BOOK_DRY_RUN=1``, or, on any
+            other machine, the recording again.
+        device: the reference device's slug.
+    """
+
+    reference: Result
+    here: Result
+    device: str = REFERENCE_DEVICE
+
+    @property
+    def yours(self) -> Result | None:
+        """The run on this machine's GPU, to show as "your GPU" beside the
+        reference; None without a GPU, and on the run that just recorded
+        the reference itself."""
+        if self.here.source != "live" or self.here.provenance is None:
+            return None
+        recording_it = (os.environ.get("BOOK_RECORD") == "1" and
+                        env.device_slug(self.here.provenance) == self.device)
+        return None if recording_it else self.here
+
+
+def narrated(name: str, measure: Callable[[], Any], *,
+             device: str = REFERENCE_DEVICE) -> Narrated:
+    """Measure on a GPU (recording with ``BOOK_RECORD=1``), then read the
+    reference recording for the prose.
+
+    On the reference GPU with ``BOOK_RECORD=1`` the new recording is the
+    reference; elsewhere the stored one is, and a GPU's live run is shown
+    beside it (`Narrated.yours`).
+
+    Args:
+        name: ``'<chapter>/<result>'``.
+        measure: a function of no arguments returning JSON-ready data.
+        device: the reference device's slug.
+
+    Example:
+        >>> n = narrated("01_measuring/copy", lambda: {"gbps": 1})
+        >>> n.reference.source in ("recorded", "missing")
+        True
+    """
+    here = live_or_recorded(name, measure, device=device)
+    return Narrated(reference=reference(name, device), here=here,
+                    device=device)
+
+
 def inventory() -> pandas.DataFrame:
     """Every recorded result in ``recorded/``, one row each, with its
     provenance: device, driver, jax and jaxlib versions, XLA_FLAGS, date.

@@ -10,7 +10,16 @@ We do not trust datasheets for the rates; we measure them here, once:
 * matmul rate: a large square matrix product, 2 n^3 floating-point
   operations.
 
+Both are timed by the device's clock (`helpers.device_time`: the span of
+the profiled kernels of a call), not the wall clock, which also counts the
+host's part of every call: on the first H100 host that part was a fifth
+of a 1 ms copy.
+
 Then ``achieved = floor / measured time`` says how close a version came.
+A version cannot beat its floor; a fraction above 1 is a measurement error
+(a ceiling timed with the host's overhead in it, a count of bytes larger
+than the kernel moves, an input left in a cache), and `share` shows it as
+one instead of as a number.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from helpers import bench, env
+from helpers import bench, device_time, env
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,11 +43,16 @@ class Ceilings:
         copy_bytes_per_s: bytes read plus bytes written per second.
         matmul_flops_per_s: floating-point operations per second of a
             large matrix product, by dtype name (``'float32'``, ...).
+        timings: the measurements behind the rates (``'copy'`` and each
+            matmul's name), device time beside wall time; empty for
+            ceilings given by hand.
     """
 
     device: str
     copy_bytes_per_s: float
     matmul_flops_per_s: dict[str, float]
+    timings: dict[str, device_time.DeviceTiming] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False)
 
     def __repr__(self) -> str:
         rates = ", ".join(f"{dtype} matmul {rate / 1e12:.3g} TFLOP/s"
@@ -46,19 +60,19 @@ class Ceilings:
         return (f"Ceilings({self.device}: copy "
                 f"{self.copy_bytes_per_s / 1e9:.4g} GB/s, {rates})")
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict for a recording: the rates, and each
+        measurement's device, kernel and wall time and host overhead."""
+        return {"device": self.device,
+                "copy_bytes_per_s": self.copy_bytes_per_s,
+                "matmul_flops_per_s": dict(self.matmul_flops_per_s),
+                "timings": {name: timing.to_dict()
+                            for name, timing in self.timings.items()}}
 
-def back_to_back() -> int:
-    """Calls per timing sample when measuring what a device sustains
-    (`bench.benchmark`'s ``calls_per_sample``): 10 on a GPU, where a
-    blocked call also pays the host's wait (on the first H100 visit,
-    blocked calls of ``x + 1`` moved 1.65 TB/s and its kernel 3.0 TB/s),
-    and 1 on a CPU, whose results stay as they were."""
-    return env.sizes(gpu=10, cpu=1)
 
-
-def copy_bandwidth(nbytes: int | None = None, *, total: int | None = None,
-                   repeat: int = 20) -> float:
-    """Measure bytes per second of an elementwise pass over large arrays.
+def copy_timing(nbytes: int | None = None, *, total: int | None = None,
+                repeat: int = 20) -> tuple[device_time.DeviceTiming, int]:
+    """Time an elementwise pass over large arrays by the device's clock.
 
     The kernel is ``x + 1`` on float32, in place (the input is donated): it
     reads every byte once and writes every byte once, so it moves
@@ -74,8 +88,7 @@ def copy_bandwidth(nbytes: int | None = None, *, total: int | None = None,
         repeat: timed calls.
 
     Returns:
-        Bytes read plus written per second at the median time, calls
-        timed back to back on a GPU (`back_to_back`).
+        The `DeviceTiming` of one call, and the bytes one call moves.
     """
     nbytes = nbytes or env.sizes(gpu=2**28, cpu=2**24)
     total = total or env.sizes(gpu=2**30, cpu=2**28)
@@ -92,16 +105,24 @@ def copy_bandwidth(nbytes: int | None = None, *, total: int | None = None,
         arrays[i] = add_one(arrays[i])
         return arrays[i]
 
-    timing = bench.benchmark(add_one_in_place,
-                             rotate=[(i,) for i in range(count)],
-                             repeat=max(repeat, count), name="copy",
-                             calls_per_sample=back_to_back())
-    return timing.throughput(bytes=2 * arrays[0].nbytes)["byte/s"]
+    timing = device_time.measure(add_one_in_place,
+                                 rotate=[(i,) for i in range(count)],
+                                 repeat=max(repeat, count), name="copy")
+    return timing, 2 * arrays[0].nbytes
 
 
-def matmul_rate(n: int | None = None, dtype: Any = jnp.float32, *,
-                precision: str | None = None, repeat: int = 10) -> float:
-    """Measure floating-point operations per second of an n x n matmul.
+def copy_bandwidth(nbytes: int | None = None, *, total: int | None = None,
+                   repeat: int = 20) -> float:
+    """Bytes read plus written per second of `copy_timing`'s pass, at the
+    median device time (same arguments)."""
+    timing, moved = copy_timing(nbytes, total=total, repeat=repeat)
+    return timing.throughput(bytes=moved)["byte/s"]
+
+
+def matmul_timing(n: int | None = None, dtype: Any = jnp.float32, *,
+                  precision: str | None = None, repeat: int = 10
+                  ) -> device_time.DeviceTiming:
+    """Time an n x n matmul by the device's clock.
 
     Args:
         n: matrix size; by default 8192 on a GPU and 1024 on a CPU.
@@ -111,9 +132,6 @@ def matmul_rate(n: int | None = None, dtype: Any = jnp.float32, *,
             float32 products run as TF32 (docs.jax.dev, "Matmul
             precision"); ``'highest'`` asks for true float32.
         repeat: timed calls.
-
-    Returns:
-        ``2 n^3`` over the median time.
     """
     n = n or env.sizes(gpu=8192, cpu=1024)
     if n < 1:
@@ -122,8 +140,16 @@ def matmul_rate(n: int | None = None, dtype: Any = jnp.float32, *,
     a = jax.random.normal(keys[0], (n, n), dtype)
     b = jax.random.normal(keys[1], (n, n), dtype)
     product = jax.jit(functools.partial(jnp.matmul, precision=precision))
-    timing = bench.benchmark(product, a, b, repeat=repeat, name="matmul",
-                             calls_per_sample=back_to_back())
+    return device_time.measure(product, a, b, repeat=repeat,
+                               name=f"matmul {n}")
+
+
+def matmul_rate(n: int | None = None, dtype: Any = jnp.float32, *,
+                precision: str | None = None, repeat: int = 10) -> float:
+    """``2 n^3`` over the median device time of `matmul_timing` (same
+    arguments): floating-point operations per second."""
+    n = n or env.sizes(gpu=8192, cpu=1024)
+    timing = matmul_timing(n, dtype, precision=precision, repeat=repeat)
     return timing.throughput(flops=2 * n**3)["flop/s"]
 
 
@@ -142,17 +168,22 @@ def measure_ceilings(dtypes: tuple[str, ...] = ("float32",), *,
 
     Args:
         dtypes: matmul element types to measure, by name.
-        n: matmul size (`matmul_rate`'s default when None). Measure at the
-            size a floor is applied to: a small product runs far below the
-            large one's rate.
+        n: matmul size (`matmul_timing`'s default when None). Measure at
+            the size a floor is applied to: a small product runs far below
+            the large one's rate.
     """
-    rates = {d: matmul_rate(n, dtype=jnp.dtype(d)) for d in dtypes}
+    n = n or env.sizes(gpu=8192, cpu=1024)
+    timings = {d: matmul_timing(n, jnp.dtype(d)) for d in dtypes}
     if "float32" in dtypes:
-        rates[f"float32, {HIGHEST}"] = matmul_rate(n, jnp.float32,
-                                                   precision="highest")
+        timings[f"float32, {HIGHEST}"] = matmul_timing(
+            n, jnp.float32, precision="highest")
+    rates = {name: t.throughput(flops=2 * n**3)["flop/s"]
+             for name, t in timings.items()}
+    copy, moved = copy_timing()
     return Ceilings(device=env.describe()["device"],
-                    copy_bytes_per_s=copy_bandwidth(),
-                    matmul_flops_per_s=rates)
+                    copy_bytes_per_s=copy.throughput(bytes=moved)["byte/s"],
+                    matmul_flops_per_s=rates,
+                    timings={"copy": copy, **timings})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,15 +271,35 @@ def floor(*, bytes: float = 0.0, flops: float = 0.0,
                  compute_s=compute_s, bound=bound)
 
 
-def achieved(timing: bench.Timing | float, limit: Floor | float) -> float:
+def achieved(timing: bench.Timing | device_time.DeviceTiming | float,
+             limit: Floor | float) -> float:
     """Fraction of the floor reached: 1.0 is at the limit, 0.25 is 4x off.
 
     Args:
-        timing: a `Timing` (its median counts) or seconds.
+        timing: a `Timing` or `DeviceTiming` (its median counts) or
+            seconds.
         limit: a `Floor` or seconds.
     """
-    seconds = timing.median if isinstance(timing, bench.Timing) else timing
+    seconds = timing if isinstance(timing, (int, float)) else timing.median
     least = limit.seconds if isinstance(limit, Floor) else limit
     if seconds <= 0:
         raise ValueError(f"measured time must be positive, got {seconds}")
     return least / seconds
+
+
+# What a table shows instead of a fraction of a ceiling above 1.
+ABOVE_CEILING = "over ceiling: error"
+
+
+def share(fraction: float | None) -> float | str | None:
+    """A fraction of a ceiling as a page may show it: the number up to 1,
+    `ABOVE_CEILING` above it (no version beats its floor: the time, the
+    ceiling or the byte count is wrong, and the text says which).
+
+    Example:
+        >>> share(0.73), share(1.34)
+        (0.73, 'over ceiling: error')
+    """
+    if fraction is None or fraction != fraction:  # missing, or NaN
+        return fraction
+    return fraction if fraction <= 1.0 else ABOVE_CEILING

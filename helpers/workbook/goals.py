@@ -42,19 +42,24 @@ class Goal:
 
 
 def _percent(text: str) -> float:
-    return float(text.rstrip("%"))
+    """A glued percentage; NaN for anything else (a fraction over its
+    ceiling is glued as an error, which meets no goal)."""
+    try:
+        return float(text.rstrip("%"))
+    except ValueError:
+        return float("nan")
 
 
 GOALS = [
     Goal("01_measuring", "on the reference GPU, a large array's calls "
-         "timed back to back agree with the profile's device time within "
-         "5%", ("gpu_large_kernel_share",),
-         lambda v: abs(float(v["gpu_large_kernel_share"]) - 100) <= 5),
+         "timed back to back agree with its device time within 5%",
+         ("gpu_back_to_back_vs_device",),
+         lambda v: abs(float(v["gpu_back_to_back_vs_device"]) - 100) <= 5),
     Goal("02_fusion", "at least 85% of the copy bandwidth for every K in "
          "10..50, float32 and float64 (best version)",
          ("gpu_worst_float32", "gpu_worst_float64"),
-         lambda v: min(_percent(v["gpu_worst_float32"]),
-                       _percent(v["gpu_worst_float64"])) >= 85),
+         lambda v: all(_percent(v[f"gpu_worst_{dtype}"]) >= 85
+                       for dtype in ("float32", "float64"))),
     Goal("03_launches", "the 8000-step loop is faster on the GPU than on "
          "the CPU", ("one_chain_verdict",),
          lambda v: v["one_chain_verdict"] == "met"),

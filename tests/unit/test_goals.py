@@ -28,6 +28,11 @@ def test_every_goal_reads_values_its_chapter_glues():
     ({"gpu_worst_float32": goals.MISSING, "gpu_worst_float64": "86%"},
      "no GPU result yet"),
     ({"gpu_worst_float32": "90%"}, "not glued"),
+    # a fraction over its ceiling is a measurement error, never a pass
+    ({"gpu_worst_float32": "over ceiling: error",
+      "gpu_worst_float64": "86%"}, "not met"),
+    ({"gpu_worst_float32": "86%",
+      "gpu_worst_float64": "over ceiling: error"}, "not met"),
 ])
 def test_judge(values, verdict):
     fusion = next(g for g in goals.GOALS if g.chapter == "02_fusion")

@@ -148,3 +148,54 @@ def test_keep_profile_keeps_a_gpu_profile_beside_the_recordings(
     assert len(trace.load(kept)) == len(trace.load(H100_PROFILE))
     assert xprof_tables.kernel_totals(kept) == \
         xprof_tables.kernel_totals(H100_PROFILE)
+
+
+def test_reference_is_the_recording_on_every_machine(monkeypatch):
+    recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
+    monkeypatch.setattr(env, "on_gpu", lambda: True)  # even on a GPU
+    result = recorded.reference("01_measuring/copy")
+    assert result.source == "recorded" and result.data == {"gbps": 3000.0}
+    assert recorded.reference("01_measuring/none").source == "missing"
+
+
+def test_narrated_without_a_gpu_quotes_the_recording_and_shows_no_yours():
+    recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
+    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 1.0})
+    assert story.reference.data == {"gbps": 3000.0}
+    assert story.here.source == "recorded" and story.yours is None
+
+
+def test_narrated_in_a_dry_run_measures_here_and_quotes_the_recording(
+        monkeypatch):
+    recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
+    monkeypatch.setenv("BOOK_DRY_RUN", "1")
+    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 1.0})
+    assert story.here.source == "dry run" and story.here.data["gbps"] == 1
+    assert story.reference.data == {"gbps": 3000.0}
+    assert story.yours is None
+
+
+def test_narrated_on_another_gpu_shows_it_beside_the_reference(monkeypatch):
+    recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
+    t4 = {**GPU, "device": "Tesla T4", "compute_capability": "7.5"}
+    monkeypatch.setattr(env, "on_gpu", lambda: True)
+    monkeypatch.setattr(env, "describe", lambda: t4)
+    monkeypatch.setenv("BOOK_RECORD", "1")  # records the T4's own folder
+    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 300.0})
+    assert story.reference.data == {"gbps": 3000.0}
+    assert story.yours is not None and story.yours.device == "Tesla T4"
+
+
+def test_recording_on_the_reference_gpu_makes_the_new_run_the_reference(
+        monkeypatch):
+    recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
+    monkeypatch.setattr(env, "on_gpu", lambda: True)
+    monkeypatch.setattr(env, "describe", lambda: GPU)
+    monkeypatch.setenv("BOOK_RECORD", "1")
+    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 3100.0})
+    assert story.reference.data == {"gbps": 3100.0}
+    assert story.yours is None
+    monkeypatch.delenv("BOOK_RECORD")  # an H100 that only reads along
+    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 2900.0})
+    assert story.reference.data == {"gbps": 3100.0}
+    assert story.yours.data == {"gbps": 2900.0}

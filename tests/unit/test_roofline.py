@@ -88,3 +88,26 @@ def test_float32_is_measured_at_both_precisions():
     assert set(ceilings.matmul_flops_per_s) == {
         "float32", f"float32, {roofline.HIGHEST}"}
     assert all(rate > 0 for rate in ceilings.matmul_flops_per_s.values())
+
+
+def test_a_fraction_above_its_ceiling_is_shown_as_an_error():
+    assert roofline.share(0.85) == 0.85
+    assert roofline.share(1.0) == 1.0
+    assert roofline.share(1.0001) == roofline.ABOVE_CEILING
+    assert roofline.share(None) is None
+    nan = roofline.share(float("nan"))
+    assert nan != nan
+
+
+def test_ceilings_keep_the_device_time_behind_each_rate():
+    timing, moved = roofline.copy_timing(2**20, total=2**22, repeat=3)
+    assert moved == 2**21
+    assert timing.kernels_per_call == 1.0
+    assert timing.wall.median >= 0 and timing.span.median > 0
+    assert roofline.matmul_timing(64, repeat=2).name == "matmul 64"
+    with_timings = Ceilings("test", 1e12, {"float32": 1e14},
+                            {"copy": timing})
+    assert with_timings == CEIL.__class__("test", 1e12, {"float32": 1e14})
+    saved = with_timings.to_dict()
+    assert saved["timings"]["copy"]["span"]["times"]
+    assert saved["copy_bytes_per_s"] == 1e12

@@ -1,0 +1,185 @@
+"""Chapter 1's computed sentences: each flips with the data behind it.
+
+The first H100 recording (wall clock only) is read as it is; recordings
+by the device's clock are built here with the outcome each test needs.
+"""
+
+import copy
+import json
+
+import pytest
+
+from helpers import recorded, roofline
+from helpers.workbook import measuring_verdicts as verdicts
+
+GPU = "NVIDIA H100 80GB HBM3"
+
+
+def first_recording():
+    return recorded.load("01_measuring/summary")["data"]
+
+
+def timing(span_s, wall_s, name="t"):
+    """A DeviceTiming's dict with constant samples."""
+    return {"name": name, "span": {"name": name, "times": [span_s] * 5,
+                                   "compile_s": None},
+            "kernel": {"name": name, "times": [span_s] * 5,
+                       "compile_s": None},
+            "wall": {"name": name, "times": [wall_s] * 5,
+                     "compile_s": None},
+            "kernels_per_call": 1.0, "in_graph": 0.0,
+            "kernels_from": "device events", "overhead_s": wall_s - span_s}
+
+
+def device_recording(**changes):
+    """A device-clock recording of chapter 1, numbers like an H100's."""
+    moved = 2**31
+    data = {
+        "clock": "device", "matmul_n": 8192,
+        "ceilings": {
+            "device": GPU, "copy_bytes_per_s": moved / 700e-6,
+            "matmul_flops_per_s": {
+                "float32": 380e12, f"float32, {roofline.HIGHEST}": 51e12},
+            "timings": {"copy": timing(700e-6, 900e-6)}},
+        "dispatch": {"enqueue_us": 50.0, "blocked_ms": 3.2,
+                     "device_ms": 2.9, "floor_ms": 2.89},
+        "compile": {"first_call_ms": 1400.0, "steady_ms": 3.0,
+                    "trace_lower_ms": 20.0, "compile_ms": 900.0,
+                    "retrace_ms": 950.0},
+        "first_30_calls_ms": [4000.0, 5.8] + [3.1] * 28,
+        "profile": {"elements": [1024, 2**28], "wall_us": [150.0, 1000.0],
+                    "back_to_back_us": [20.0, 712.0],
+                    "span_us": [1.0, 705.0], "kernel_us": [1.0, 705.0],
+                    "xprof_kernel_us": [1.0, 706.0]},
+        "cache": {"MiB": [1.0, 4.0, 1024.0],
+                  "same device GB/s": [850.0, 1500.0, 3000.0],
+                  "rotated device GB/s": [800.0, 1450.0, 3000.0],
+                  "same wall GB/s": [20.0, 80.0, 2300.0],
+                  "rotated wall GB/s": [20.0, 80.0, 2300.0]},
+        "floors": {"kernel": ["2x + 1", "matmul"],
+                   "bytes (hand)": [2**31, 2**29],
+                   "bytes (XLA)": [2**31, 2**29],
+                   "flops (hand)": [2**29, 2 * 8192**3],
+                   "flops (XLA)": [2**29, 2 * 8192**3],
+                   "bound": ["memory", "compute"],
+                   "floor ms": [0.7, 2.89], "device ms": [0.74, 3.1],
+                   "device spread": [0.01, 0.01], "wall ms": [0.95, 3.3]},
+    }
+    for key, value in changes.items():
+        data[key] = value
+    return json.loads(json.dumps(data))
+
+
+def test_the_first_recording_reads_as_it_is():
+    data = first_recording()
+    assert not verdicts.by_device_clock(data)
+    rates = verdicts.copy_rates(data)
+    assert rates.device == pytest.approx(3032, rel=0.01)  # its profile
+    assert rates.wall == pytest.approx(1651, rel=0.01)
+    text = verdicts.ceilings(data, GPU)
+    assert "hides 46% of the bandwidth" in text
+    assert "wait for a device-time recording" in text
+
+
+def test_the_first_recordings_matmul_fraction_is_an_error_with_its_cause():
+    table = verdicts.floors_table(first_recording())
+    assert table.loc["matmul", "achieved"] == roofline.ABOVE_CEILING
+    assert "n = 8192" in table.loc["matmul", "problem"]
+    assert "n = 16384" in table.loc["matmul", "problem"]
+    # the memory kernels against the device-time copy ceiling, wall times
+    for kernel in ("2x + 1", "row sum"):
+        assert 0.6 < table.loc[kernel, "achieved"] < 1
+    text = verdicts.floors(first_recording(), GPU)
+    assert "measurement error" in text and "wall-clock" in text
+
+
+def test_no_fraction_above_one_is_ever_shown():
+    for data in (first_recording(), device_recording()):
+        shown = verdicts.floors_table(data)["achieved"]
+        numbers = [v for v in shown if not isinstance(v, str)]
+        assert all(v <= 1 for v in numbers)
+
+
+def test_the_wall_clock_hides_bandwidth_or_agrees():
+    hiding = device_recording()
+    assert "hides 22% of the bandwidth" in verdicts.ceilings(hiding, GPU)
+    agreeing = device_recording()
+    agreeing["ceilings"]["timings"]["copy"] = timing(700e-6, 710e-6)
+    assert "agrees within 5%" in verdicts.ceilings(agreeing, GPU)
+    assert "7.5 times slower" in verdicts.ceilings(agreeing, GPU)
+
+
+def test_dispatch_below_its_floor_or_not():
+    text = verdicts.dispatch(device_recording(), GPU)
+    assert "impossible for the arithmetic" in text
+    assert "the device's span was 2.9 ms" in text
+    waited = device_recording(dispatch={
+        "enqueue_us": 3000.0, "blocked_ms": 3.2, "device_ms": 2.9,
+        "floor_ms": 2.89})
+    assert "waited for the work" in verdicts.dispatch(waited, GPU)
+    assert "impossible" not in verdicts.dispatch(waited, GPU)
+
+
+def test_warmup_or_steady_state():
+    assert "a real warm-up" in verdicts.warmup(device_recording(), GPU)
+    assert "From call 3 on" in verdicts.warmup(device_recording(), GPU)
+    flat = device_recording(first_30_calls_ms=[4000.0] + [3.1] * 29)
+    assert "already the steady state" in verdicts.warmup(flat, GPU)
+    assert verdicts.warmup(device_recording(first_30_calls_ms=[1.0]),
+                           GPU) is None
+
+
+def test_compile_time_names_each_stage():
+    text = verdicts.compile_time(device_recording(), GPU)
+    assert "467 times as long" in text and "900 ms" in text
+    assert "kept no steady-state time" in verdicts.compile_time(
+        first_recording(), GPU)
+
+
+def test_back_to_back_agrees_with_device_time_or_not():
+    data = device_recording()
+    assert verdicts.back_to_back_agreement(data) == pytest.approx(712 / 705)
+    assert "calls back to back agree with device time" in \
+        verdicts.wall_and_device(data, GPU)
+    assert "0.1% apart" in verdicts.wall_and_device(data, GPU)
+    slow = device_recording()
+    slow["profile"]["back_to_back_us"] = [20.0, 800.0]
+    assert "do not agree with" in verdicts.wall_and_device(slow, GPU)
+    old = verdicts.wall_and_device(first_recording(), GPU)
+    assert "not in this recording" in old
+    assert verdicts.back_to_back_agreement(first_recording()) is None
+
+
+def test_a_cache_effect_or_none():
+    none = verdicts.cache(device_recording(), GPU)  # 1.06 at most
+    assert "no cache effect" in none and "(device time)" in none
+    assert "host's" not in none
+    strong = device_recording()
+    strong["cache"]["same device GB/s"] = [2000.0, 1500.0, 3000.0]
+    assert "served from it" in verdicts.cache(strong, GPU)
+    assert "at 1 MiB" in verdicts.cache(strong, GPU)
+    old = verdicts.cache(first_recording(), GPU)
+    assert "no cache effect" in old and "almost all the host's" in old
+
+
+@pytest.mark.parametrize("change, cause", [
+    ({"device ms": [0.69, 3.1], "device spread": [0.02, 0.01]},
+     "within noise"),
+    ({"device ms": [0.5, 3.1]}, "no known cause"),
+    ({"device ms": [0.5, 3.1], "bytes (XLA)": [2**30, 2**29]},
+     "fewer bytes than the hand count"),
+])
+def test_a_device_time_below_its_floor_is_an_error_with_a_cause(change,
+                                                                cause):
+    data = device_recording()
+    data["floors"].update(copy.deepcopy(change))
+    table = verdicts.floors_table(data)
+    assert table.loc["2x + 1", "achieved"] == roofline.ABOVE_CEILING
+    assert cause in table.loc["2x + 1", "problem"]
+    assert "measurement error" in verdicts.floors(data, GPU)
+
+
+def test_floors_within_their_ceilings_are_listed():
+    text = verdicts.floors(device_recording(), GPU)
+    assert "`2x + 1` 95%" in text and "`matmul` 93%" in text
+    assert "error" not in text
