@@ -227,7 +227,8 @@ class DeviceTiming:
 
 def measure(fn: Callable[..., Any], *args: Any, repeat: int = 20,
             warmup: int = 3, rotate: Sequence[Sequence[Any]] | None = None,
-            name: str | None = None) -> DeviceTiming:
+            name: str | None = None, profiled: int | None = None
+            ) -> DeviceTiming:
     """Time ``fn(*args)`` by the device's clock, and by the wall clock.
 
     First `bench.benchmark` times ``repeat`` blocked calls with the
@@ -242,6 +243,10 @@ def measure(fn: Callable[..., Any], *args: Any, repeat: int = 20,
         warmup: untimed calls after the first.
         rotate: argument tuples used in turn (see `bench.benchmark`).
         name: label for the result; defaults to ``fn``'s name.
+        profiled: calls timed under the profiler (default ``repeat``):
+            fewer for a call of thousands of kernels, whose profile grows
+            with every one (a loop of 8000 steps of 5 kernels is 40,000
+            events a call).
 
     Returns:
         A `DeviceTiming`.
@@ -258,6 +263,10 @@ def measure(fn: Callable[..., Any], *args: Any, repeat: int = 20,
     """
     wall = bench.benchmark(fn, *args, warmup=warmup, repeat=repeat,
                            rotate=rotate, name=name)
+    profiled = repeat if profiled is None else profiled
+    if not isinstance(profiled, int) or profiled < 1:
+        raise ValueError(f"profiled must be an integer >= 1; got "
+                         f"{profiled!r}.")
     arg_sets = [tuple(args)] if rotate is None else [tuple(s) for s in rotate]
     with tempfile.TemporaryDirectory() as folder:
         try:
@@ -269,7 +278,7 @@ def measure(fn: Callable[..., Any], *args: Any, repeat: int = 20,
                 "jax.profiler allows one at a time: call it outside "
                 f"jax.profiler.trace ({err}).") from err
         try:
-            for call in range(repeat):
+            for call in range(profiled):
                 with jax.profiler.TraceAnnotation(f"{CALL_MARK} {call}"):
                     bench.block(fn(*arg_sets[call % len(arg_sets)]),
                                 wall.name)

@@ -102,8 +102,20 @@ def _nvidia_smi(field: str) -> str | None:
     return lines[0].strip() if lines else None
 
 
+def _total_memory_bytes() -> int | None:
+    """The first GPU's memory as its driver reports it (``nvidia-smi``'s
+    total, in MiB), or None without a GPU."""
+    total = _nvidia_smi("memory.total")
+    try:
+        return int(float(total.split()[0]) * 2**20) if total else None
+    except (ValueError, IndexError):
+        return None
+
+
 def _device_memory_bytes(device: Any) -> int | None:
-    """Memory the runtime lets JAX use on ``device`` (None on CPU)."""
+    """Memory JAX's allocator may use on ``device`` (None on CPU): its
+    ``bytes_limit``, by default 75% of the memory CUDA reports
+    (``XLA_PYTHON_CLIENT_MEM_FRACTION``), preallocated or not."""
     try:
         stats = device.memory_stats()
     except Exception:  # not every backend implements it
@@ -118,7 +130,8 @@ def describe() -> dict[str, Any]:
     Returns:
         A JSON-serialisable dict with keys ``backend``, ``device``,
         ``device_count``, ``compute_capability``, ``memory_bytes``,
-        ``driver``, ``platform_version``, ``jax``, ``jaxlib``, ``python``,
+        ``total_memory_bytes``, ``driver``, ``platform_version``,
+        ``jax``, ``jaxlib``, ``python``,
         ``machine``, ``xla_flags``, ``colab`` and ``date`` (UTC, ISO 8601).
         Values that do not apply (a driver on a CPU) are None.
 
@@ -137,6 +150,7 @@ def describe() -> dict[str, Any]:
         "device_count": len(devices),
         "compute_capability": str(capability) if capability else None,
         "memory_bytes": _device_memory_bytes(first),
+        "total_memory_bytes": _total_memory_bytes() if on_gpu() else None,
         "driver": _nvidia_smi("driver_version") if on_gpu() else None,
         "platform_version": first.client.platform_version,
         "jax": jax.__version__,
@@ -165,8 +179,10 @@ jax 0.10.2 / jaxlib 0.10.2 · no XLA_FLAGS · 2026-11-22'
     device = f"{info['device']} ({info['backend']}"
     if info.get("compute_capability"):
         device += f", sm_{info['compute_capability'].replace('.', '')}"
-    if info.get("memory_bytes"):
-        device += f", {info['memory_bytes'] / 2**30:.1f} GiB"
+    if info.get("total_memory_bytes"):
+        device += f", {info['total_memory_bytes'] / 2**30:.1f} GiB"
+    if info.get("memory_bytes"):  # the allocator's limit, not the device's
+        device += f", JAX may use {info['memory_bytes'] / 2**30:.1f} GiB"
     device += ")"
     parts = [device, f"{info['device_count']} device"
              + ("s" if info["device_count"] != 1 else "")]

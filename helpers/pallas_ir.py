@@ -95,10 +95,9 @@ def backend_status() -> dict[str, str]:
 
     Read from jax itself, because it has changed from release to release
     (each release's ``jax/_src/pallas/pallas_call.py``): ``pl.pallas_call``
-    without compiler parameters lowered to Triton up to jax 0.8, to Mosaic
-    GPU in 0.9 and 0.10 (``jax_pallas_use_mosaic_gpu``, default on), and to
-    Triton again from 0.11, where Mosaic GPU kernels are written with
-    ``plgpu.kernel``; jax 0.11.2 deprecated the Triton backend.
+    without compiler parameters lowered to Triton up to jax 0.8 and to
+    Mosaic GPU since jax 0.9.0 (``jax_pallas_use_mosaic_gpu``, on by
+    default from then); jax 0.11.0 deprecated the Triton backend.
 
     Returns:
         ``{"pallas_call default": "Triton" | "Mosaic GPU",

@@ -186,22 +186,82 @@ def _served_from_cache(cache_dir: str) -> str:
 
 # "    001: kCustomKernel [prev=000 (1) | next=002 (1)] gemm_fusion_dot_4 ..."
 _THUNK_LINE = re.compile(r"^(\s*)\d+:\s*(\w+)\s*\[[^\]]*\]\s*(\S*)")
+# A nested sequence's heading: a while loop's ``condition:`` and ``body:``,
+# a conditional's branches.
+_SECTION_LINE = re.compile(r"^(\s*)([a-z][\w ]*):\s*$")
 
 
 def thunk_step(line: str) -> str:
     """One line of a dumped thunk sequence as its kind and kernel, with
     XLA's indentation.
 
+    A nested sequence's heading (a while loop's ``body:``) is kept as it
+    is.
+
     Example:
         >>> thunk_step("  002: kCustomKernel [prev=001 (1) | next=003 (1)] "
         ...            "loop_add_fusion grid: [128, 1, 1]")
         '  kCustomKernel loop_add_fusion'
+        >>> thunk_step("  body:")
+        '  body:'
     """
+    section = _SECTION_LINE.match(line)
+    if section:
+        return line.rstrip()
     found = _THUNK_LINE.match(line)
     if not found:
         raise ValueError(f"not a thunk line of XLA's dump: {line!r}")
     indent, kind, name = found.groups()
     return f"{indent}{kind} {name}".rstrip()
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopBody:
+    """A while loop's body in a thunk sequence (`Dump.thunk_sequence`).
+
+    Attributes:
+        steps: its top-level steps, kind and kernel (`thunk_step`).
+    """
+
+    steps: tuple[str, ...]
+
+    @property
+    def in_graph(self) -> bool:
+        """True when each iteration is one CUDA graph launch: every
+        top-level step of the body is an XLA command buffer. A body
+        whose steps are too few to be worth a graph
+        (``--xla_gpu_graph_min_graph_size``) launches each on its own."""
+        return bool(self.steps) and all(
+            step.split()[0] == "kCommandBuffer" for step in self.steps)
+
+
+def loop_bodies(sequence: list[str]) -> list[LoopBody]:
+    """The body of every while loop in a thunk sequence, in order.
+
+    Example:
+        >>> seq = ["kWhile", "condition:", "    kCustomKernel compare",
+        ...        "  body:", "    kCommandBuffer", "        kCopy",
+        ...        "        kCustomKernel add", "kCopy"]
+        >>> [body.steps for body in loop_bodies(seq)]
+        [('kCommandBuffer',)]
+    """
+    bodies = []
+    for at, line in enumerate(sequence):
+        if line.strip() != "body:":
+            continue
+        inside = []
+        for later in sequence[at + 1:]:
+            if _indent(later) <= _indent(line):
+                break
+            inside.append(later)
+        top = min((_indent(step) for step in inside), default=0)
+        bodies.append(LoopBody(tuple(step.strip() for step in inside
+                                     if _indent(step) == top)))
+    return bodies
 
 
 def parse_debug_options(config_text: str) -> dict[str, str | list[str]]:

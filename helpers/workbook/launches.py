@@ -18,7 +18,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from helpers import bench, hlo
+from helpers import bench, device_time, hlo
 from helpers.fused import fused_scan
 
 STATE = (1,)    # the thread's `shape = (1,)`: one number of state
@@ -220,11 +220,25 @@ def _kernels_per_iteration(loop: hlo.WhileLoop) -> int:
 
 
 def measure(names: list[str] | None = None, *, steps: int = STEPS,
-            dtypes: tuple[str, ...] = DTYPES,
-            repeat: int = 20, device: Any = None) -> list[dict[str, Any]]:
-    """Time each variant: rows of launches/step and microseconds/step
-    (median of ``repeat`` calls), on ``device`` (default: the default
-    device; pass ``jax.devices("cpu")[0]`` for a GPU machine's host)."""
+            dtypes: tuple[str, ...] = DTYPES, repeat: int = 20,
+            device: Any = None, profiled: int = 0) -> list[dict[str, Any]]:
+    """Time each variant on ``device`` (default: the default device; pass
+    ``jax.devices("cpu")[0]`` for a GPU machine's host).
+
+    A loop's time of record is the wall clock of a blocked call over its
+    steps: the host's part of one call (a fraction of a millisecond)
+    spread over thousands of steps is a few hundredths of a microsecond a
+    step, while the profiler slows every launch of a launch-bound loop
+    and would lengthen the gaps between kernels. With ``profiled`` calls
+    under the profiler (`helpers.device_time`), a row also says how busy
+    the device was: kernel µs, kernels and the share of them that ran in
+    a CUDA graph, per step.
+
+    Returns:
+        Rows of launches per step (from the compiled HLO), µs per step
+        (median of ``repeat`` calls) and ms per call, and with
+        ``profiled`` the device's columns.
+    """
     rows = []
     for dtype in dtypes:
         with jax.enable_x64(dtype == "float64"), \
@@ -234,34 +248,50 @@ def measure(names: list[str] | None = None, *, steps: int = STEPS,
             for name in names or list(VARIANTS):
                 variant = VARIANTS[name]
                 bound = steps_argument(variant, steps)
-                timing = bench.benchmark(variant, weights, key, bound,
-                                         repeat=repeat, name=name)
                 rows.append({
                     "variant": name, "dtype": dtype, "steps": steps,
                     "launches_per_step": launches_per_step(
                         variant, weights, key, bound),
-                    "us_per_step": timing.median / steps * 1e6,
-                    "ms": timing.median * 1e3})
+                    **_timed(variant, (weights, key, bound), steps, repeat,
+                             profiled, name)})
     return rows
+
+
+def _timed(fn: Callable[..., Any], args: tuple[Any, ...], steps: int,
+           repeat: int, profiled: int, name: str) -> dict[str, float]:
+    """A loop's columns: wall µs per step and ms per call, and with
+    ``profiled`` calls under the profiler, the device's per step."""
+    if not profiled:
+        timing = bench.benchmark(fn, *args, repeat=repeat, name=name)
+        return {"us_per_step": timing.median / steps * 1e6,
+                "ms": timing.median * 1e3}
+    measured = device_time.measure(fn, *args, repeat=repeat, name=name,
+                                   profiled=profiled)
+    return {"us_per_step": measured.wall.median / steps * 1e6,
+            "ms": measured.wall.median * 1e3,
+            "kernel_us_per_step": measured.kernel.median / steps * 1e6,
+            "kernels_per_step": measured.kernels_per_call / steps,
+            "in_graph": measured.in_graph}
 
 
 def measure_unroll(unrolls: list[int], *, steps: int = STEPS,
                    hidden: int = HIDDEN, dtype: str = "float32",
-                   repeat: int = 20) -> list[dict[str, Any]]:
-    """`scan_hoisted` for each unroll factor: launches and time per step."""
+                   repeat: int = 20, profiled: int = 0
+                   ) -> list[dict[str, Any]]:
+    """`scan_hoisted` for each unroll factor: launches and time per step
+    (see `measure` for ``profiled``)."""
     rows = []
     with jax.enable_x64(dtype == "float64"):
         weights = init_weights(jax.random.key(0), hidden, dtype)
         key = jax.random.key(1)
         for unroll in unrolls:
-            timing = bench.benchmark(scan_hoisted, weights, key, steps,
-                                     unroll, repeat=repeat)
             rows.append({
                 "unroll": unroll, "steps": steps, "hidden": hidden,
                 "dtype": dtype,
                 "launches_per_step": launches_per_step(
                     scan_hoisted, weights, key, steps, unroll),
-                "us_per_step": timing.median / steps * 1e6})
+                **_timed(scan_hoisted, (weights, key, steps, unroll),
+                         steps, repeat, profiled, f"unroll {unroll}")})
     return rows
 
 

@@ -10,15 +10,18 @@ are child functions for `helpers.crosscompile.run`.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 
-from helpers import bench, child, env, hlo, recorded, trace, xprof_tables
+from helpers import (bench, child, device_time, env, hlo, recorded,
+                     xprof_tables)
 from helpers.fused import fused_scan
 from helpers.workbook import launches
 from helpers.workbook.launches import (DTYPES, STEPS, VARIANTS, Weights,
@@ -51,6 +54,51 @@ def launches_on_gpu(steps: int = STEPS) -> list[dict[str, Any]]:
                      "custom calls": sorted({c.target for c in
                                              hlo.custom_calls(text)})})
     return rows
+
+
+def graphs_on_gpu(steps: int = STEPS, min_graph_size: int | None = None
+                  ) -> list[dict[str, Any]]:
+    """Whether each variant's loop body runs as one CUDA graph on an
+    H100: XLA:GPU's thunk sequence, compiled here (run through
+    `helpers.crosscompile.run`), float32. ``min_graph_size`` sets
+    ``--xla_gpu_graph_min_graph_size`` for the compilation (None: the
+    default), the fewest steps XLA:GPU puts into a graph.
+
+    Returns:
+        One row per variant: its loop body's top-level steps (a body that
+        is one CUDA graph has one, the graph), and whether it is a graph;
+        None for both where the variant has no loop.
+    """
+    from helpers import crosscompile, xla_dump
+    weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
+    options = ({} if min_graph_size is None else
+               {"xla_gpu_graph_min_graph_size": min_graph_size})
+    rows = []
+    for name, variant in VARIANTS.items():
+        if variant is while_traced:  # the bound is an argument
+            args: tuple[Any, ...] = (weights, key, jnp.int32(steps))
+            fn: Callable[..., Any] = variant
+        else:
+            args = (weights, key)
+            fn = functools.partial(_with_steps, variant, steps=steps)
+        with tempfile.TemporaryDirectory() as folder:
+            compiled = crosscompile.compile_for_gpu(
+                fn, *args, compiler_options={**options,
+                                             "xla_dump_to": folder})
+            bodies = xla_dump.loop_bodies(
+                xla_dump.Dump(Path(folder), compiled).thunk_sequence())
+        rows.append({
+            "variant": name,
+            "body steps": max((len(b.steps) for b in bodies), default=None),
+            "body is a CUDA graph": all(b.in_graph for b in bodies)
+            if bodies else None})
+    return rows
+
+
+def _with_steps(variant: Callable[..., Any], weights: Weights,
+                key: jax.Array, *, steps: int) -> Any:
+    """A variant with its (static) step count bound."""
+    return variant(weights, key, steps)
 
 
 def fused_cases_on_gpu() -> dict[str, Any]:
@@ -146,38 +194,17 @@ def fused_backends_on_gpu(steps: int = STEPS) -> dict[str, Any]:
 
 # --- measured on the GPU (a dry run elsewhere) -------------------------------
 
-PROFILED_MODES = {
-    # XLA:GPU's default: under a profiler, each CUDA graph runs its
-    # operations one by one, so the trace shows every kernel.
-    "graphs run op by op (default while profiling)": False,
-    # The graphs as they run unprofiled: their kernels are replayed
-    # inside the graph launches.
-    "graphs kept": True,
-}
-
-
-def profiled_launches(variant: jax.stages.Wrapped, *args: Any,
-                      steps: int, folder: str,
-                      graphs_while_profiling: bool = False) -> float:
-    """Kernels per step counted in a `jax.profiler` trace of one call:
-    the device's events over the number of steps.
-
-    Which execution a trace shows depends on
-    ``xla_enable_command_buffers_during_profiling`` (default false): with
-    it off, XLA:GPU runs each command buffer's operations one by one while
-    a profiler is attached, so the count is of kernels, not of graph
-    launches. ``graphs_while_profiling`` sets it for this compilation.
-    """
-    compiled = variant.lower(*args).compile(compiler_options={
-        "xla_enable_command_buffers_during_profiling":
-        graphs_while_profiling})
-    # A compiled function takes only the traced arguments: the step count
-    # of every variant but the thread's loop is static, baked in.
-    dynamic = args if variant is while_traced else args[:2]
-    bench.block(compiled(*dynamic))  # the first call outside the trace
+def profile_one_call(variant: jax.stages.Wrapped, *args: Any,
+                     folder: str) -> None:
+    """Profile one call of ``variant`` (compiled and run once before) into
+    ``folder``, for XProf to count its kernels. Under JAX's CUDA plugin
+    XLA:GPU keeps its CUDA graphs while jax.profiler traces (the
+    plugin's copy of the profiler lock never sees jax's session, so
+    ``--xla_enable_command_buffers_during_profiling`` has no effect), so
+    the trace shows the program as it runs unprofiled."""
+    bench.block(variant(*args))
     with jax.profiler.trace(folder):
-        bench.block(compiled(*dynamic))
-    return len(trace.device_events(trace.load(folder))) / steps
+        bench.block(variant(*args))
 
 
 def xprof_launches(folder: str | Path, steps: int) -> float | str:
@@ -197,31 +224,26 @@ def xprof_launches(folder: str | Path, steps: int) -> float | str:
 PROFILED_STEPS = 1000
 
 
-def kept_profile(graphs_while_profiling: bool, variant: str) -> str:
+def kept_profile(variant: str) -> str:
     """The recording name under which a GPU visit keeps the profile of
-    ``variant`` in one mode (`PROFILED_MODES`), e.g.
-    ``'03_launches/profile-graphs-kept-while-traced-bound'``."""
-    mode = "graphs-kept" if graphs_while_profiling else "op-by-op"
+    ``variant``, e.g. ``'03_launches/profile-while-traced-bound'``."""
     slug = re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")
-    return f"03_launches/profile-{mode}-{slug}"
+    return f"03_launches/profile-{slug}"
 
 
-def xprof_launches_of_recording(result: Any) -> dict[str, dict[str, Any]]:
+def xprof_launches_of_recording(result: Any) -> dict[str, Any]:
     """XProf's kernels per step of every profile a recording of
     `measure_variants_on_gpu` kept, counted here (no GPU needed); where a
-    profile was not kept, what the GPU run counted (or its reason)."""
+    profile was not kept, what the GPU run counted, or None."""
     steps = result.data.get("profiled_steps")
-    counts: dict[str, dict[str, Any]] = {}
-    for mode, graphs in PROFILED_MODES.items():
-        counted = result.data.get("xprof_launches_per_step", {}).get(mode, {})
-        counts[mode] = {}
-        for name in VARIANTS:
-            folder = recorded.profile_folder(kept_profile(graphs, name),
-                                             env.device_slug(
-                                                 result.provenance))
-            counts[mode][name] = (xprof_launches(folder, steps)
-                                  if steps and folder.exists()
-                                  else counted.get(name))
+    counted = result.data.get("xprof_launches_per_step", {})
+    counts: dict[str, Any] = {}
+    for name in VARIANTS:
+        folder = recorded.profile_folder(kept_profile(name),
+                                         env.device_slug(result.provenance))
+        count = (xprof_launches(folder, steps) if steps and folder.exists()
+                 else counted.get(name))
+        counts[name] = count if isinstance(count, float) else None
     return counts
 
 
@@ -234,32 +256,29 @@ def dry_or(gpu: Any, dry: Any) -> Any:
 def measure_variants_on_gpu(folder: str, *, steps: int | None = None
                             ) -> dict[str, Any]:
     """What the chapter records from a GPU machine: every variant on the
-    GPU, the loop variants on the same machine's CPU, and the kernels per
-    step counted in a profile of each GPU variant, in both execution modes
-    of `PROFILED_MODES`: from the trace events, and by XProf
-    (`xprof_launches`), so the two counts can be compared."""
+    GPU (wall clock per step, and, from two profiled calls, the device's
+    kernel time, kernels and share of them in CUDA graphs per step), the
+    loop variants on the same machine's CPU, and one profiled call of each
+    GPU variant of `PROFILED_STEPS`, kept with the recording and counted
+    by XProf (`xprof_launches`)."""
     steps = steps or dry_or(STEPS, 200)
     profiled_steps = min(steps, PROFILED_STEPS)
     weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
-    profiled: dict[str, dict[str, float]] = {}
-    by_xprof: dict[str, dict[str, float | str]] = {}
-    for mode, graphs in PROFILED_MODES.items():
-        profiled[mode], by_xprof[mode] = {}, {}
-        for name, variant in VARIANTS.items():
-            bound = steps_argument(variant, profiled_steps)
-            where = os.path.join(folder, f"{mode}-{len(profiled[mode])}")
-            profiled[mode][name] = profiled_launches(
-                variant, weights, key, bound, steps=profiled_steps,
-                graphs_while_profiling=graphs, folder=where)
-            by_xprof[mode][name] = xprof_launches(where, profiled_steps)
-            recorded.keep_profile(kept_profile(graphs, name), where)
+    by_xprof: dict[str, float | str] = {}
+    for name, variant in VARIANTS.items():
+        where = os.path.join(folder, f"variant-{len(by_xprof)}")
+        profile_one_call(variant, weights, key,
+                         steps_argument(variant, profiled_steps),
+                         folder=where)
+        by_xprof[name] = xprof_launches(where, profiled_steps)
+        recorded.keep_profile(kept_profile(name), where)
     loops = [n for n in VARIANTS if VARIANTS[n] is not fused]
     # Both devices named: where the default device is the CPU (a dry run),
     # the second measurement then reuses the first one's compilations.
-    return {"gpu": measure(steps=steps, device=jax.devices()[0]),
+    return {"gpu": measure(steps=steps, device=jax.devices()[0],
+                           profiled=2),
             "cpu": measure(loops, steps=steps, device=jax.devices("cpu")[0]),
             "profiled_steps": profiled_steps,
-            "profiled_launches_per_step": profiled,
             "xprof_launches_per_step": by_xprof}
 
 
@@ -281,15 +300,23 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
     key = jax.random.key(1)
     keys = jax.random.split(jax.random.key(2), chains)
 
+    device_s: dict[str, float] = {}
+
     def time_it(fn: Callable[..., Any], *args: Any, on: Any = None,
-                times: int = repeat) -> float | str:
-        """The median seconds, or the error that stopped this one
-        measurement (the others go on: a visit is too short to lose)."""
+                times: int = repeat, device_as: str = "") -> float | str:
+        """The median wall-clock seconds, or the error that stopped this
+        one measurement (the others go on: a visit is too short to lose).
+        With ``device_as``, a one-kernel call is also timed by the
+        device's clock, kept under that name."""
         args = jax.tree.map(lambda a: jax.device_put(a, on)
                             if isinstance(a, jax.Array) else a, args)
         try:
             with jax.default_device(on):
-                return bench.benchmark(fn, *args, repeat=times).median
+                if not device_as:
+                    return bench.benchmark(fn, *args, repeat=times).median
+                timing = device_time.measure(fn, *args, repeat=times)
+                device_s[device_as] = timing.median
+                return timing.wall.median
         except Exception as err:  # recorded, never hidden
             return f"failed: {type(err).__name__}: {err}"[:500]
 
@@ -303,12 +330,14 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
 
     trivial = jax.jit(lambda xs: fused_scan(
         lambda c, x: (c * 0.5 + x, None), jnp.zeros(()), xs)[0])
-    return {
+    result = {
         "steps": steps, "chains": chains,
         "one_chain_s": {
-            "gpu fused_scan": time_it(fused, weights, key, steps),
-            "gpu fused_scan, triton": time_it(fused_with("triton"),
-                                              weights, key),
+            "gpu fused_scan": time_it(fused, weights, key, steps,
+                                      device_as="gpu fused_scan"),
+            "gpu fused_scan, triton": time_it(
+                fused_with("triton"), weights, key,
+                device_as="gpu fused_scan, triton"),
             "gpu while, traced bound": time_it(
                 while_traced, weights, key, jnp.int32(steps)),
             "cpu scan, softplus hoisted": time_it(
@@ -329,8 +358,12 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
             "cpu scan, softplus hoisted": time_it(
                 chains_of(scan_hoisted), weights, keys, on=cpu, times=3),
         },
-        "trivial_fused_s": time_it(trivial, jnp.ones(steps)),
+        "trivial_fused_s": time_it(trivial, jnp.ones(steps),
+                                   device_as="trivial fused"),
     }
+    # The fused kernels by the device's clock: one kernel a call, so the
+    # profiler slows nothing, and the host's part of the call is left out.
+    return {**result, "device_s": device_s}
 
 
 def measure_rows(names: list[str], steps: int, repeat: int,
@@ -370,10 +403,13 @@ def with_while_graphs(default_kinds: str) -> str | None:
 
 def graph_settings(default_kinds: str) -> dict[str, str | None]:
     """The command-buffer settings the chapter compares, as ``XLA_FLAGS``:
-    graphs off, the default, and the default with WHILE added."""
+    graphs off, the default, the default with WHILE added, and the
+    default kinds in graphs of any size (``xla_gpu_graph_min_graph_size``
+    1, where the default forms a graph only from 5 steps)."""
     return {"graphs off": "--xla_gpu_enable_command_buffer=",
             "default": "",
-            "default + WHILE": with_while_graphs(default_kinds)}
+            "default + WHILE": with_while_graphs(default_kinds),
+            "smallest graphs": "--xla_gpu_graph_min_graph_size=1"}
 
 
 def measure_command_buffers(default_kinds: str, names: list[str], *,

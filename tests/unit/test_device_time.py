@@ -172,6 +172,14 @@ def test_measure_inside_another_profile_says_why_it_cannot(tmp_path):
             device_time.measure(add_one, jnp.ones(8), repeat=2)
 
 
+def test_fewer_calls_can_be_profiled_than_timed():
+    timing = device_time.measure(jax.jit(lambda v: v + 1), jnp.ones(64),
+                                 repeat=6, profiled=2)
+    assert timing.wall.n == 6 and timing.span.n == timing.kernel.n == 2
+    with pytest.raises(ValueError, match="profiled must be"):
+        device_time.measure(jax.jit(lambda v: v), jnp.ones(2), profiled=0)
+
+
 def test_measure_refuses_what_benchmark_refuses():
     with pytest.raises(TypeError, match="nothing to wait for"):
         device_time.measure(lambda: (), repeat=2)

@@ -32,14 +32,19 @@ def test_summary_is_one_line_with_versions():
 
 def test_format_provenance_of_a_gpu():
     info = {"device": "NVIDIA H100 80GB HBM3", "backend": "gpu",
-            "compute_capability": "9.0", "memory_bytes": 80 * 2**30,
+            "compute_capability": "9.0", "memory_bytes": 63763906560,
+            "total_memory_bytes": 81559 * 2**20,
             "device_count": 1, "driver": "550.54", "jax": "0.11.0",
             "jaxlib": "0.11.0", "xla_flags": "", "colab": False,
             "date": "2026-11-22T00:00:00+00:00"}
     line = env.format_provenance(info)
-    assert line.startswith("NVIDIA H100 80GB HBM3 (gpu, sm_90, 80.0 GiB)")
+    # the device's memory, and the 75% of it JAX's allocator may use
+    assert line.startswith("NVIDIA H100 80GB HBM3 (gpu, sm_90, 79.6 GiB, "
+                           "JAX may use 59.4 GiB)")
     assert "driver 550.54" in line and line.endswith("2026-11-22")
     assert env.device_slug(info) == "nvidia-h100-80gb-hbm3"
+    del info["total_memory_bytes"]  # the first recording had only the limit
+    assert "(gpu, sm_90, JAX may use 59.4 GiB)" in env.format_provenance(info)
 
 
 def test_on_cpu_there_is_no_gpu():

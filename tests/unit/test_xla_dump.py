@@ -63,3 +63,37 @@ def test_a_program_served_by_the_persistent_cache_says_why_nothing_was_dumped(
         "program" in done.stdout
     assert "JAX_COMPILATION_CACHE_DIR unset" in done.stdout
     assert "dumped no compilation" in done.stdout
+
+
+# A thunk sequence as XLA:GPU dumps it for an H100 (jaxlib 0.10.2): the
+# first loop's body is one command buffer; the second's three kernels are
+# too few for one and launch on their own.
+WHILE_LOOPS = """\
+001: kCopy  [source       | next=004 (3)] kCopy
+004: kWhile [prev=003 (1) | sink        ]
+condition:
+    005: kCustomKernel [source | sink] loop_compare_fusion
+  body:
+    000: kCommandBuffer [source | sink]
+        006: kCustomKernel [source       | sink        ] loop_add_fusion_1
+        007: kCopy         [source       | next=009 (2)] kCopy
+006: kWhile         [prev=000 (1) | sink        ]
+condition:
+    007: kCustomKernel [source | sink] loop_compare_fusion
+  body:
+    008: kCustomKernel [source       | next=009 (1)] loop_add_fusion
+    009: kCustomKernel [prev=008 (1) | sink        ] loop_add_fusion_1
+    010: kCopy         [prev=008 (2) | sink        ] kCopy
+"""
+
+
+def test_loop_headings_are_kept_and_bodies_read():
+    sequence = [xla_dump.thunk_step(line)
+                for line in WHILE_LOOPS.splitlines()]
+    assert "condition:" in sequence and "  body:" in sequence
+    graph, loose = xla_dump.loop_bodies(sequence)
+    assert graph.steps == ("kCommandBuffer",) and graph.in_graph
+    assert loose.steps == ("kCustomKernel loop_add_fusion",
+                           "kCustomKernel loop_add_fusion_1", "kCopy kCopy")
+    assert not loose.in_graph
+    assert xla_dump.loop_bodies(["kCopy"]) == []

@@ -246,9 +246,10 @@ def test_a_failed_conversion_carries_xprof_native_log(tmp_path):
 
 def test_chapter_3_counts_kept_profiles_here_and_falls_back(
         tmp_path, monkeypatch):
-    """A recording of chapter 3's variants keeps one profile per variant
-    and mode; XProf counts each here. Without a kept profile, the count
-    the GPU run made (or its reason) stands."""
+    """A recording of chapter 3's variants keeps one profile per variant;
+    XProf counts each here. Without a kept profile, the count the GPU run
+    made stands, and a reason string (XProf had no table) counts as
+    none."""
     import shutil
 
     from helpers import recorded
@@ -256,20 +257,20 @@ def test_chapter_3_counts_kept_profiles_here_and_falls_back(
 
     monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
     provenance = {"device": "NVIDIA H100 80GB HBM3"}
-    name = launches_gpu.kept_profile(True, "while, traced bound")
-    assert name == "03_launches/profile-graphs-kept-while-traced-bound"
+    name = launches_gpu.kept_profile("while, traced bound")
+    assert name == "03_launches/profile-while-traced-bound"
     xt.trim(H100_PROFILE, recorded.profile_folder(name))
-    counted_on_gpu = {mode: {"scan, noise outside": 3.0}
-                      for mode in launches_gpu.PROFILED_MODES}
+    counted_on_gpu = {"scan, noise outside": 3.0,
+                      "scan, split per step": "no kernel table"}
     result = recorded.Result("03_launches/variants", "recorded", {
         "profiled_steps": 4, "xprof_launches_per_step": counted_on_gpu},
         provenance)
     counts = launches_gpu.xprof_launches_of_recording(result)
-    kept = counts["graphs kept"]
-    assert kept["while, traced bound"] == \
+    assert counts["while, traced bound"] == \
         xt.kernel_totals(H100_PROFILE)["kernels"] / 4
-    assert kept["scan, noise outside"] == 3.0  # the GPU run's own count
-    assert kept["fused_scan (one kernel)"] is None  # neither
+    assert counts["scan, noise outside"] == 3.0  # the GPU run's own count
+    assert counts["scan, split per step"] is None  # a reason, not a count
+    assert counts["fused_scan (one kernel)"] is None  # neither
     shutil.rmtree(tmp_path / "nvidia-h100-80gb-hbm3")
     assert launches_gpu.xprof_launches_of_recording(result)[
-        "graphs kept"]["while, traced bound"] is None
+        "while, traced bound"] is None

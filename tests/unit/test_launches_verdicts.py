@@ -1,0 +1,170 @@
+"""Chapter 3's computed sentences: each flips with the data behind it."""
+
+import pytest
+
+from helpers import recorded
+from helpers.workbook import launches_verdicts as verdicts
+
+GPU = "NVIDIA H100 80GB HBM3"
+# XLA:GPU's thunk sequence for an H100 (jaxlib 0.10.2): which loop bodies
+# are one CUDA graph at the default minimum graph size.
+COMPILED = {"while, traced bound": True, "while, static bound": True,
+            "scan, split per step": True, "scan, noise outside": False,
+            "scan, softplus hoisted": False,
+            "fused_scan (one kernel)": None}
+
+
+def variants(times, kernels=None, in_graph=None):
+    """A recording of the variants (float32 only): µs a step by name."""
+    kernels = kernels or {}
+    rows = []
+    for name, us in times.items():
+        row = {"variant": name, "dtype": "float32", "steps": 8000,
+               "launches_per_step": kernels.get(name, 3.0),
+               "us_per_step": us, "ms": us * 8,
+               "kernel_us_per_step": us / 4,
+               "kernels_per_step": kernels.get(name, 3.0)}
+        if in_graph is not None:
+            row["in_graph"] = in_graph.get(name, 0.0)
+        else:
+            row["in_graph"] = None
+        rows.append(row)
+    return {"gpu": rows, "cpu": [{**r, "us_per_step": 1.0} for r in rows]}
+
+
+FIVE = {"while, static bound": 5.0, "scan, split per step": 5.0}
+
+
+def test_the_first_recording_tells_the_graph_story():
+    table = verdicts.variants_table(
+        recorded.load("03_launches/variants")["data"])
+    text = verdicts.graph_story(table, COMPILED, 5, GPU)
+    assert "Fewer kernels, and yet slower" in text
+    assert "*scan, noise outside* and *scan, softplus hoisted*" in text
+    assert "12.5 µs a step, is the predicate's round trip" in \
+        verdicts.round_trip(table, GPU)
+
+
+def test_graphs_that_make_no_difference_are_said_to():
+    same = {"while, static bound": 6.0, "scan, split per step": 6.1,
+            "scan, noise outside": 6.2, "scan, softplus hoisted": 6.0}
+    table = verdicts.variants_table(variants(same, FIVE))
+    assert "made no difference" in verdicts.graph_story(
+        table, COMPILED, 5, GPU)
+
+
+def test_graphs_that_win_with_more_kernels_are_the_graphs_doing():
+    times = {"while, static bound": 6.0, "scan, split per step": 6.1,
+             "scan, noise outside": 13.0, "scan, softplus hoisted": 16.0}
+    more = {"scan, noise outside": 7.0, "scan, softplus hoisted": 7.0,
+            **FIVE}
+    text = verdicts.graph_story(verdicts.variants_table(
+        variants(times, more)), COMPILED, 5, GPU)
+    assert "The graphs made the difference" in text
+    assert "yet slower" not in text
+
+
+def test_a_measured_graph_share_outranks_the_compilation():
+    times = {"while, static bound": 6.0, "scan, split per step": 6.1,
+             "scan, noise outside": 6.0, "scan, softplus hoisted": 6.0}
+    everywhere = {name: 1.0 for name in times}
+    table = verdicts.variants_table(variants(times, FIVE, everywhere))
+    assert "every loop body ran as one CUDA graph" in \
+        verdicts.graph_story(table, COMPILED, 5, GPU)
+
+
+def test_the_round_trip_is_there_or_not():
+    times = {"while, traced bound": 18.6, "while, static bound": 6.2,
+             "fused_scan (one kernel)": 0.23}
+    table = verdicts.variants_table(variants(times))
+    assert "round trip to the host" in verdicts.round_trip(table, GPU)
+    times["while, traced bound"] = 6.3
+    table = verdicts.variants_table(variants(times))
+    assert "costs nothing measurable" in verdicts.round_trip(table, GPU)
+
+
+def unroll(times, per_step):
+    return [{"unroll": u, "us_per_step": t, "launches_per_step": k}
+            for u, t, k in zip((1, 2, 4, 8), times, per_step)]
+
+
+def test_unrolling_gains_where_the_body_becomes_a_graph_or_elsewhere():
+    first = recorded.load("03_launches/unroll")["data"]
+    text = verdicts.unroll_story(first, "5", GPU)
+    assert "from unroll 4 to 8" in text and "the gain is the graph's" in text
+    own = unroll((16.0, 4.0, 3.5, 3.4), (3, 1.5, 1.0, 0.75))
+    text = verdicts.unroll_story(own, "5", GPU)
+    assert "from unroll 1 to 2" in text
+    assert "the gain is the unrolling's own" in text
+    assert "threshold" not in verdicts.unroll_story(
+        own, "(no CUDA plugin here)", GPU)
+
+
+def test_command_buffer_settings_are_faster_slower_or_the_same():
+    first = recorded.load("03_launches/command_buffers")["data"]
+    text = verdicts.command_buffers_story(first, GPU)
+    assert "*while, static bound* slower (6.24 → 17.9)" in text
+    assert "*scan, softplus hoisted* faster (12.9 → 7.48)" in text
+    same = {setting: [{"variant": "scan", "dtype": "float32",
+                       "us_per_step": 10.0}]
+            for setting in ("default", "default + WHILE")}
+    assert "*scan* the same (10 → 10)" in verdicts.command_buffers_story(
+        same, GPU)
+
+
+def goals(gpu_fused, cpu, device=None, trivial=0.000234):
+    data = {"steps": 8000, "chains": 10000,
+            "one_chain_s": {"gpu fused_scan": gpu_fused,
+                            "gpu fused_scan, triton": gpu_fused * 1.2,
+                            "cpu scan, softplus hoisted": cpu},
+            "many_chains_s": {"gpu fused_scan": 0.1,
+                              "gpu fused, 64 chains per program": 0.01,
+                              "gpu fused, one chain per thread": 0.002,
+                              "cpu scan, softplus hoisted": cpu * 1000},
+            "trivial_fused_s": trivial}
+    if device:
+        data["device_s"] = device
+    return data
+
+
+def test_one_chain_is_judged_on_the_best_kernel_by_its_clock():
+    first = recorded.load("03_launches/goals")["data"]
+    text = verdicts.one_chain(first, GPU, host_part_us=155)
+    assert "(Triton)" in text  # the better of the two fused kernels
+    assert "goal is not met" in text and "wall clock" in text
+    assert "155 µs" in text
+    met = verdicts.one_chain(goals(0.0015, 0.0017), GPU)
+    assert "goal is met" in met
+    by_device = goals(0.0020, 0.0017, device={
+        "gpu fused_scan": 0.0016, "gpu fused_scan, triton": 0.0018,
+        "trivial fused": 0.00004})
+    text = verdicts.one_chain(by_device, GPU)
+    assert "(Mosaic GPU)" in text and "by the device clock" in text
+    assert "goal is met" in text and "ratio is 1.18" in text
+    assert "0.005 µs a step by the device's clock" in text
+
+
+def test_many_chains_goal_flips_at_fifty():
+    assert "goal of 50 is met" in verdicts.many_chains(
+        goals(0.002, 0.0017), GPU)
+    slow = goals(0.002, 0.0017)
+    slow["many_chains_s"]["cpu scan, softplus hoisted"] = 0.05
+    assert "goal of 50 is not met" in verdicts.many_chains(slow, GPU)
+
+
+@pytest.mark.parametrize("rows, says", [
+    ({"default": [{"variant": "a", "body steps": 1,
+                   "body is a CUDA graph": True}]},
+     "every loop body as one CUDA graph"),
+    ({"default": [{"variant": "a", "body steps": 1,
+                   "body is a CUDA graph": True},
+                  {"variant": "b", "body steps": 3,
+                   "body is a CUDA graph": False}],
+      "minimum 1": [{"variant": "a", "body steps": 1,
+                     "body is a CUDA graph": True},
+                    {"variant": "b", "body steps": 1,
+                     "body is a CUDA graph": True}]},
+     "launches the steps of *b* (3 a body) one by one"),
+])
+def test_the_compiled_graphs_are_read_as_they_are(rows, says):
+    assert says in verdicts.graphs_compiled(rows, 5)
