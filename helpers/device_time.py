@@ -294,3 +294,15 @@ def measure(fn: Callable[..., Any], *args: Any, repeat: int = 20,
         wall=wall, kernels_per_call=float(calls["kernels"].median()),
         in_graph=float(calls["in_graph"].mean()),
         kernels_from="device events" if on_device else "XLA:CPU thunks")
+
+
+def columns(timing: DeviceTiming) -> dict[str, float]:
+    """A table row's three times of one call, in milliseconds: ``ms`` the
+    wall clock (what a caller waits), ``device ms`` the span (the device
+    time of record) and ``kernel ms`` the kernels alone (how busy the
+    device was: far below the span when the host's launches set the
+    pace)."""
+    return {"ms": timing.wall.median * 1e3,
+            "device ms": timing.median * 1e3,
+            "kernel ms": timing.kernel.median * 1e3}
+

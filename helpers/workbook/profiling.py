@@ -20,8 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from helpers import (bench, env, hlo, recorded, stats, trace, xla_dump,
-                     xprof_tables)
+from helpers import (bench, device_time, env, hlo, recorded, stats, trace,
+                     xla_dump, xprof_tables)
 
 SCOPES = ("attn_q_k", "attn_att_v")  # the source's two named scopes
 
@@ -140,6 +140,56 @@ def _label(events: pd.DataFrame, texts: dict[str, str]) -> pd.DataFrame:
                 "scope": scope, "name": kernels["name"],
                 "dur_us": kernels["dur_us"]}))
     return pd.concat(rows, ignore_index=True)
+
+
+def whole_calls(folder: str | Path, names: list[str]) -> pd.DataFrame:
+    """Each profiled call's device time, whole: `profile_calls`' profile
+    in ``folder`` read by `helpers.device_time.per_call`, every kernel of
+    the call (the scopes' and the rest).
+
+    Returns:
+        One row per call: ``version``, ``call``, ``kernels``,
+        ``kernel_us``, ``span_us`` and ``in_graph``.
+    """
+    events = trace.load(folder)
+    pattern = rf"^(?:{'|'.join(names)})#\d+$"
+    marks = events[events["name"].str.match(pattern)].sort_values(
+        "start_us")
+    windows = list(zip(marks["start_us"],
+                       marks["start_us"] + marks["dur_us"]))
+    calls = device_time.per_call(events, windows)
+    labels = marks["name"].str.split("#", expand=True)
+    return calls.assign(version=labels[0].to_numpy(),
+                        call=labels[1].astype(int).to_numpy())
+
+
+def fixture_calls(folder: str | Path, names: tuple[str, ...] = (
+        "einsum", "matmul")) -> pd.DataFrame | None:
+    """Each call's device time in a kept profile that lost its host
+    annotations (`trace.trim` keeps device events only): when every call
+    ran as one CUDA graph launch, its kernels share the launch's
+    correlation id, and the calls alternate ``names`` in that order
+    (`profile_calls` with ``order='alternating'``). None when the profile
+    is not so: another grouping would misplace kernels.
+    """
+    kernels = device_time.kernel_events(trace.load(folder))
+    ids = kernels["args"].map(lambda a: a.get("correlation_id"))
+    if ids.isna().any() or not kernels["args"].map(
+            lambda a: device_time.GRAPH_ARG in a).all():
+        return None
+    ends = kernels["start_us"] + kernels["dur_us"]
+    calls = pd.DataFrame({"start": kernels["start_us"], "end": ends,
+                          "dur": kernels["dur_us"], "id": ids}).groupby(
+        "id").agg(start=("start", "min"), end=("end", "max"),
+                  kernel_us=("dur", "sum"), kernels=("dur", "size"))
+    calls = calls.sort_values("start", ignore_index=True)
+    if calls["kernels"].nunique() != 1 or len(calls) % len(names):
+        return None
+    return pd.DataFrame({
+        "version": [names[i % len(names)] for i in range(len(calls))],
+        "call": [i // len(names) for i in range(len(calls))],
+        "kernels": calls["kernels"], "kernel_us": calls["kernel_us"],
+        "span_us": calls["end"] - calls["start"], "in_graph": 1.0})
 
 
 def per_call(kernels: pd.DataFrame) -> pd.DataFrame:
@@ -337,7 +387,9 @@ def measure_on_gpu(calls: int = 200, trials: int | None = None
     Returns:
         The block's shape; how its two compiled programs differ; the
         scoped kernels of ``calls`` calls of each version profiled in
-        blocked and in alternating order, with XProf's tables of the
+        blocked and in alternating order, and each of those calls' whole
+        device time (``calls_<order>``, `whole_calls`), with XProf's
+        tables of the
         alternating one (``xprof_graphs``, `xprof_views`); XProf's tables
         of the same calls profiled with command buffers off (``xprof``);
         wall-clock times of both versions, runs shuffled; and ``trials``
@@ -365,6 +417,9 @@ def measure_on_gpu(calls: int = 200, trials: int | None = None
         kernels = profile_calls(fns, params, x, calls=calls, order=order,
                                 folder=folder)
         result[f"kernels_{order}"] = kernels.to_dict("list")
+        # each call whole, by the device's clock: every kernel of it
+        result[f"calls_{order}"] = whole_calls(folder, list(fns)).to_dict(
+            "list")
         if order == "alternating":
             result["xprof_graphs"] = xprof_views(folder)
             recorded.keep_profile(PROFILE_FIXTURE, folder)

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from helpers import bench, hlo, meshes
+from helpers import device_time, hlo, meshes
 from helpers.workbook.transforms import (Params, init, loss,
                                          predict, sgd_step)
 
@@ -160,18 +160,19 @@ def forward_counts(width: int, batch: int) -> pd.DataFrame:
     def dots(fn: Callable[..., Any]) -> int:
         return hlo.matrix_products(hlo.compiled_text(fn, params, x, x))
 
-    def ms(fn: Callable[..., Any]) -> float:
-        return bench.benchmark(fn, params, x, x).median * 1e3
+    def times(fn: Callable[..., Any]) -> dict[str, float]:
+        return device_time.columns(device_time.measure(
+            fn, params, x, x, profiled=5))
 
-    rows = [("value_and_grad(has_aux=True), one jit", dots(together),
-             ms(together)),
-            ("loss and grad, two jitted calls",
-             dots(apart_loss) + dots(apart_grad),
-             ms(lambda p, x, y: (apart_loss(p, x, y), apart_grad(p, x, y)))),
-            ("loss and grad separately, one jit", dots(one_jit),
-             ms(one_jit))]
-    return pd.DataFrame(rows, columns=["version", "dots", "ms"]
-                        ).set_index("version")
+    rows = [{"version": "value_and_grad(has_aux=True), one jit",
+             "dots": dots(together), **times(together)},
+            {"version": "loss and grad, two jitted calls",
+             "dots": dots(apart_loss) + dots(apart_grad),
+             **times(lambda p, x, y: (apart_loss(p, x, y),
+                                      apart_grad(p, x, y)))},
+            {"version": "loss and grad separately, one jit",
+             "dots": dots(one_jit), **times(one_jit)}]
+    return pd.DataFrame(rows).set_index("version")
 
 
 # --- 7. matmul precision --------------------------------------------------
@@ -200,10 +201,10 @@ def precision_table(sizes: tuple[int, ...]) -> pd.DataFrame:
         for kind in PRECISIONS:
             fn = jax.jit(lambda a, b, kind=kind: _matmul(kind, a, b))
             got = np.asarray(fn(a, b), np.float64)
-            timing = bench.benchmark(fn, a, b, repeat=10)
+            timing = device_time.measure(fn, a, b, repeat=10)
             rows.append({"n": n, "precision": kind,
                          "rel error": np.linalg.norm(got - want)
                          / np.linalg.norm(want),
-                         "ms": timing.median * 1e3,
+                         **device_time.columns(timing),
                          "TFLOP/s": 2 * n ** 3 / timing.median / 1e12})
     return pd.DataFrame(rows)

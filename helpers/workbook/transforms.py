@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from helpers import bench, hlo
+from helpers import bench, device_time, hlo
 
 Params = dict[str, jax.Array]
 
@@ -142,9 +142,10 @@ def vmap_vs_loop(width: int, batches: tuple[int, ...]) -> pd.DataFrame:
                      hlo.kernel_count(batched, params, xs, xs)),
         }
         for name, (call, kernels) in versions.items():
-            timing = bench.benchmark(call, repeat=10, name=name)
+            timing = device_time.measure(call, repeat=10, name=name,
+                                         profiled=3)
             rows.append({"batch": b, "version": name, "kernels": kernels,
-                         "ms": timing.median * 1e3})
+                         **device_time.columns(timing)})
     return pd.DataFrame(rows)
 
 
@@ -181,10 +182,14 @@ def scan_vs_unrolled(width: int, lengths: tuple[int, ...]) -> pd.DataFrame:
             start = time.perf_counter()
             compiled = jitted.lower(w, h, xs).compile()
             compile_s = time.perf_counter() - start
-            timing = bench.benchmark(compiled, w, h, xs, repeat=10)
+            timing = device_time.measure(compiled, w, h, xs, repeat=10,
+                                         profiled=3)
+            times = device_time.columns(timing)
             rows.append({"length": t, "version": name,
                          "compile ms": compile_s * 1e3,
-                         "run ms": timing.median * 1e3})
+                         "run ms": times["ms"],
+                         "run device ms": times["device ms"],
+                         "run kernel ms": times["kernel ms"]})
     return pd.DataFrame(rows)
 
 
@@ -221,10 +226,11 @@ def remat_table(width: int, hidden: int, batch: int) -> pd.DataFrame:
         if memory is None:
             raise RuntimeError("this backend reports no memory analysis "
                                "of a compiled program.")
-        timing = bench.benchmark(compiled, params, x, repeat=10)
+        timing = device_time.measure(compiled, params, x, repeat=10,
+                                     profiled=3)
         rows.append({"remat": checkpoint,
                      "temp MB": memory.temp_size_in_bytes / 1e6,
-                     "ms": timing.median * 1e3,
+                     **device_time.columns(timing),
                      "dots": hlo.matrix_products(compiled.as_text())})
     return pd.DataFrame(rows).set_index("remat")
 
