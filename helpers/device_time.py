@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import jax
 import pandas as pd
@@ -261,39 +261,83 @@ def measure(fn: Callable[..., Any], *args: Any, repeat: int = 20,
         >>> t.span.n, t.kernels_per_call
         (3, 1.0)
     """
-    wall = bench.benchmark(fn, *args, warmup=warmup, repeat=repeat,
-                           rotate=rotate, name=name)
-    profiled = repeat if profiled is None else profiled
-    if not isinstance(profiled, int) or profiled < 1:
+    arg_sets = [tuple(args)] if rotate is None else [tuple(s) for s in rotate]
+    label = name or getattr(fn, "__name__", None) or repr(fn)
+    return measure_all({label: (fn, arg_sets)}, repeat=repeat,
+                       warmup=warmup, profiled=profiled)[label]
+
+
+def measure_all(cases: Mapping[str, tuple[Callable[..., Any],
+                                          Sequence[Sequence[Any]]]], *,
+                repeat: int = 20, warmup: int = 3,
+                profiled: int | None = None) -> dict[str, DeviceTiming]:
+    """`measure` for several functions, their profiled calls in one
+    profile: a sweep of many small cases pays the profiler's start and
+    stop once instead of once a case.
+
+    Args:
+        cases: a name for each case, and its function and argument tuples
+            (one tuple, or several used in turn, like ``rotate``).
+        repeat, warmup, profiled: as for `measure`, for every case.
+
+    Returns:
+        A `DeviceTiming` per name, in the order given.
+
+    Example:
+        >>> f = jax.jit(lambda x: x * 2)
+        >>> x = jax.numpy.ones(8)
+        >>> sorted(measure_all({"a": (f, [(x,)]), "b": (f, [(x,)])},
+        ...                    repeat=2))
+        ['a', 'b']
+    """
+    if profiled is not None and (not isinstance(profiled, int)
+                                 or profiled < 1):
         raise ValueError(f"profiled must be an integer >= 1; got "
                          f"{profiled!r}.")
-    arg_sets = [tuple(args)] if rotate is None else [tuple(s) for s in rotate]
+    walls = {name: bench.benchmark(fn, warmup=warmup, repeat=repeat,
+                                   rotate=arg_sets, name=name)
+             for name, (fn, arg_sets) in cases.items()}
+    profiled = repeat if profiled is None else profiled
     with tempfile.TemporaryDirectory() as folder:
-        try:
-            session = jax.profiler.trace(folder)
-            session.__enter__()
-        except RuntimeError as err:
-            raise RuntimeError(
-                "device_time.measure takes a profile of its own, and "
-                "jax.profiler allows one at a time: call it outside "
-                f"jax.profiler.trace ({err}).") from err
-        try:
-            for call in range(profiled):
-                with jax.profiler.TraceAnnotation(f"{CALL_MARK} {call}"):
-                    bench.block(fn(*arg_sets[call % len(arg_sets)]),
-                                wall.name)
-        finally:
-            session.__exit__(None, None, None)
+        _profile(cases, profiled, folder)
         events = trace.load(folder)
     calls = per_call(events, call_windows(events))
-    on_device = not trace.device_events(events).empty
-    return DeviceTiming(
-        name=wall.name,
-        span=bench.Timing(wall.name, tuple(calls["span_us"] * 1e-6)),
-        kernel=bench.Timing(wall.name, tuple(calls["kernel_us"] * 1e-6)),
-        wall=wall, kernels_per_call=float(calls["kernels"].median()),
-        in_graph=float(calls["in_graph"].mean()),
-        kernels_from="device events" if on_device else "XLA:CPU thunks")
+    source = ("device events" if not trace.device_events(events).empty
+              else "XLA:CPU thunks")
+    timings = {}
+    for index, name in enumerate(cases):
+        own = calls.iloc[index * profiled:(index + 1) * profiled]
+        timings[name] = DeviceTiming(
+            name=name,
+            span=bench.Timing(name, tuple(own["span_us"] * 1e-6)),
+            kernel=bench.Timing(name, tuple(own["kernel_us"] * 1e-6)),
+            wall=walls[name], kernels_per_call=float(own["kernels"].median()),
+            in_graph=float(own["in_graph"].mean()), kernels_from=source)
+    return timings
+
+
+def _profile(cases: Mapping[str, tuple[Callable[..., Any],
+                                       Sequence[Sequence[Any]]]],
+             profiled: int, folder: str) -> None:
+    """Run ``profiled`` calls of each case under one profile in
+    ``folder``, each call in its own numbered annotation, waited for."""
+    try:
+        session = jax.profiler.trace(folder)
+        session.__enter__()
+    except RuntimeError as err:
+        raise RuntimeError(
+            "device_time.measure takes a profile of its own, and "
+            "jax.profiler allows one at a time: call it outside "
+            f"jax.profiler.trace ({err}).") from err
+    try:
+        number = 0
+        for name, (fn, arg_sets) in cases.items():
+            for call in range(profiled):
+                with jax.profiler.TraceAnnotation(f"{CALL_MARK} {number}"):
+                    bench.block(fn(*arg_sets[call % len(arg_sets)]), name)
+                number += 1
+    finally:
+        session.__exit__(None, None, None)
 
 
 def columns(timing: DeviceTiming) -> dict[str, float]:

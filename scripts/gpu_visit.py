@@ -49,8 +49,35 @@ ARCHIVE_LIMIT = 16 * 2**20
 LOG = "visit_log.json"
 HISTORY = ROOT / "recorded" / LOG
 COMMAND_BUDGET_S = 540  # under the 10-minute limit of one command
-_RECORDING = re.compile(r'live_or_recorded\(\s*"([0-9]{2}_[a-z0-9_]+/'
-                        r'[a-z0-9_\-]+)"')
+_RECORDING = re.compile(r'(?:live_or_recorded|narrated)\(\s*"([0-9]{2}_'
+                        r'[a-z0-9_]+/[a-z0-9_\-]+)"')
+# What each chapter's stories need from the next visit: recorded by device
+# time (helpers.device_time), with wall time and the host's overhead
+# beside it, and the measurements the computed paragraphs wait for.
+NEEDS = {
+    "01_measuring": "ceilings by device time (copy; matmul at n=8192, TF32 "
+                    "and highest); the matmul's call without waiting, "
+                    "waiting and its device span; compile stages and a "
+                    "retrace; x + 1 back to back against its device span "
+                    "(the goal); the cache sweep and the floors by device "
+                    "time; the large array's profile kept",
+    "02_fusion": "sweep and fixes by device time (the 85% goal); the sweep "
+                 "with the fusion autotuner on and off "
+                 "(02_fusion/autotuner)",
+    "03_launches": "each loop's kernels, kernel time and CUDA-graph share "
+                   "per step (two profiled calls); one kept profile per "
+                   "variant for XProf; command buffers with graphs of any "
+                   "size (--xla_gpu_graph_min_graph_size=1); the fused "
+                   "kernels and the one-multiply-add floor by device time",
+    "04_profiling": "each call's device time, whole, in both orders "
+                    "(calls_blocked, calls_alternating)",
+    "05_transformations": "device and kernel time beside the wall clock "
+                          "for every claim",
+    "06_xla_flags": "the default run twice per program (the noise between "
+                    "processes), module digests, PGLE's baseline twice, "
+                    "all by device time",
+    "07_multi_gpu": "runs through on one GPU (its first GPU run)",
+}
 
 
 def expected_recordings(chapter: str, chapters: Path = CHAPTERS
@@ -314,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
             total = sum(s for _, s in command)
             print(f"command {i} (~{total:.0f} s): " + ", ".join(
                 f"{c} ({s:.0f} s)" for c, s in command))
+        print("\nWhat each chapter records for its stories:")
+        for chapter in PRIORITY:
+            print(f"- {chapter}: {NEEDS.get(chapter, '(as before)')}; "
+                  f"recordings: {', '.join(expected_recordings(chapter))}")
         return 0
     if args.verb == "run":
         log = run(args.chapters or list(PRIORITY), args.out, args.budget,

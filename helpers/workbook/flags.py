@@ -10,13 +10,15 @@ the same options without a new process.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 
-from helpers import bench, child, hlo
+from helpers import child, device_time, hlo
 from helpers.exercises import Exercise, Outcome, learner_error
 
 SIZES = {"cpu": 256, "gpu": 4096}
@@ -54,16 +56,51 @@ PROGRAMS = {"matmul_epilogue": _matmul_epilogue,
 
 
 def measure(name: str, repeat: int = 20) -> dict[str, Any]:
-    """Compile program ``name`` here, time it, and read its module."""
+    """Compile program ``name`` here, time it by the device's clock (the
+    wall clock and the spread beside it), and read its module: what it
+    launches, and a digest of its optimised HLO, so two settings that
+    compile the same program can be told apart from two that do not."""
     platform = "gpu" if jax.default_backend() == "gpu" else "cpu"
     fn, args = PROGRAMS[name](SIZES[platform])
     start = time.perf_counter()
     compiled = fn.lower(*args).compile()
     compile_s = time.perf_counter() - start
-    timing = bench.benchmark(compiled, *args, repeat=repeat)
+    text = compiled.as_text() or ""
     return {"program": name, "compile s": compile_s,
-            "median s": timing.median,
-            **hlo.launch_summary(compiled.as_text())}
+            **_timed(compiled, args, repeat), "module": module_digest(text),
+            **hlo.launch_summary(text)}
+
+
+def _timed(fn: Any, args: tuple[Any, ...], repeat: int,
+           warmup: int = 3) -> dict[str, float]:
+    """``median s`` by the device's clock, with ``wall s`` and the
+    spread (IQR over median) of the device times."""
+    timing = device_time.measure(fn, *args, repeat=repeat, warmup=warmup)
+    return {"median s": timing.median, "wall s": timing.wall.median,
+            "spread": timing.span.rel_spread}
+
+
+def module_digest(text: str) -> str:
+    """A short digest of optimised HLO text, without its metadata (source
+    lines and op names), which differ between two spellings of the same
+    program: equal digests, the same compiled program."""
+    bare = re.sub(r",? metadata=\{[^}]*\}", "", text)
+    return hashlib.sha256(bare.encode()).hexdigest()[:12]
+
+
+def modules_on_gpu(name: str, settings: dict[str, dict[str, Any]]
+                   ) -> dict[str, str]:
+    """The digest of program ``name``'s optimised module compiled for an
+    H100 at the GPU's size under each setting's compiler options (run
+    through `helpers.crosscompile.run`): equal digests, the same program.
+    Settings whose effect needs the device (autotuning) compile alike
+    here by construction."""
+    from helpers import crosscompile
+    fn, args = PROGRAMS[name](SIZES["gpu"])
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
+    return {label: module_digest(crosscompile.compile_for_gpu(
+        fn, *shapes, compiler_options=options).as_text() or "")
+        for label, options in settings.items()}
 
 
 def in_child(name: str, xla_flags: str = "",
@@ -119,10 +156,10 @@ def measure_jit(name: str, calls: int = 5, repeat: int = 20
     jax.monitoring.register_event_duration_secs_listener(count)
     for _ in range(calls):
         jax.block_until_ready(fn(*args))
-    timing = bench.benchmark(fn, *args, warmup=0, repeat=repeat)
     return {"program": name, "pgle": _config("jax_enable_pgle"),
             "profiling runs": runs,
-            "compilations": len(events), "median s": timing.median}
+            "compilations": len(events),
+            **_timed(fn, args, repeat, warmup=0)}
 
 
 GPU_SETTINGS = {
@@ -136,23 +173,32 @@ GPU_SETTINGS = {
 PGLE = {"JAX_ENABLE_PGLE": "true", "JAX_PGLE_PROFILING_RUNS": "3"}
 
 
+# The same program in a second process, with nothing changed: the run to
+# run noise a setting's difference must exceed to count.
+AGAIN = "(none), again"
+
+
 def measure_on_gpu(settings: dict[str, list[str]] | None = None, *,
                    repeat: int = 20) -> dict[str, Any]:
-    """Every GPU setting of the chapter, each in its own process, and
-    automatic PGLE on the small-kernel loop, with and without it, both
-    through plain ``jax.jit`` calls. A setting whose child fails gets a
-    row with the error instead of stopping the others."""
+    """Every GPU setting of the chapter, each in its own process, with
+    the default run twice (`AGAIN`: the noise floor between processes);
+    and automatic PGLE on the small-kernel loop, without it (twice) and
+    with it, all through plain ``jax.jit`` calls. A setting whose child
+    fails gets a row with the error instead of stopping the others."""
     rows = []
     for name, flag_list in (settings or GPU_SETTINGS).items():
-        for flags in flag_list:
+        for label, flags in [("", ""), (AGAIN, "")] + [
+                (flags, flags) for flags in flag_list if flags]:
             try:
                 row = in_child(name, flags)
             except child.ChildFailed as err:
                 row = {"program": name, "error": err.reason}
-            rows.append({"flags": flags or "(none)", **row})
+            rows.append({"flags": label or "(none)", **row})
     auto_pgle = {label: child.call(measure_jit, "small_kernels", 5, repeat,
                                    env=environ)
-                 for label, environ in (("without", {}), ("with", PGLE))}
+                 for label, environ in (("without", {}),
+                                        ("without, again", {}),
+                                        ("with", PGLE))}
     return {"rows": rows, "auto_pgle": auto_pgle}
 
 

@@ -185,3 +185,18 @@ def test_measure_refuses_what_benchmark_refuses():
         device_time.measure(lambda: (), repeat=2)
     with pytest.raises(ValueError, match="repeat must be"):
         device_time.measure(jax.jit(lambda v: v), jnp.ones(2), repeat=0)
+
+
+def test_several_cases_share_one_profile_and_keep_their_own_calls():
+    double = jax.jit(lambda v: v * 2)
+    loop = jax.jit(lambda v: jax.lax.fori_loop(
+        0, 20, lambda i, c: jnp.sin(c), v))
+    x = jnp.ones(4096)
+    found = device_time.measure_all(
+        {"double": (double, [(x,)]), "loop": (loop, [(x,), (x + 1,)])},
+        repeat=4, profiled=3)
+    assert list(found) == ["double", "loop"]
+    assert found["double"].span.n == found["loop"].span.n == 3
+    assert found["double"].kernels_per_call == 1.0
+    assert found["loop"].span.median > found["double"].span.median
+    assert found["loop"].wall.n == 4

@@ -48,10 +48,23 @@ def test_the_gpu_measurement_runs_here_as_a_dry_run():
                                               "level=0", "--xla_made_up=1"]},
                                repeat=3)
     rows = out["rows"]
-    assert [r["flags"] for r in rows][0] == "(none)"
-    assert all(r["median s"] > 0 for r in rows[:2])
-    assert "Unknown flag" in rows[2]["error"]  # one bad row, not a crash
+    assert [r["flags"] for r in rows][:2] == ["(none)", flags.AGAIN]
+    assert all(r["median s"] > 0 and r["wall s"] > 0 for r in rows[:3])
+    # the same program in two processes compiles to the same module
+    assert rows[0]["module"] == rows[1]["module"]
+    assert "Unknown flag" in rows[3]["error"]  # one bad row, not a crash
     assert out["auto_pgle"]["with"]["compilations"] == 2
+    assert set(out["auto_pgle"]) == {"without", "without, again", "with"}
+
+
+def test_a_module_digest_ignores_metadata_but_not_the_program():
+    one = ('%a = f32[2] add(%x, %y), metadata={op_name="jit(f)/add" '
+           'source_file="a.py"}')
+    other = ('%a = f32[2] add(%x, %y), metadata={op_name="jit(g)/add" '
+             'source_file="b.py"}')
+    assert flags.module_digest(one) == flags.module_digest(other)
+    assert flags.module_digest(one) != flags.module_digest(
+        one.replace("add(", "multiply("))
 
 
 def test_unknown_programs_are_named():

@@ -1,0 +1,76 @@
+"""Chapter 6's computed sentences: each flips with the data behind it."""
+
+import pytest
+
+from helpers import recorded
+from helpers.workbook import flags
+from helpers.workbook import flags_verdicts as verdicts
+
+GPU = "NVIDIA H100 80GB HBM3"
+
+
+def row(flag, seconds, module="aaa", program="matmul_epilogue",
+        compile_s=1.0):
+    return {"flags": flag, "program": program, "median s": seconds,
+            "compile s": compile_s, "module": module,
+            "fusion kinds": {"kCustom": 1}, "custom calls": {},
+            "kernels": 2}
+
+
+def effects(again, setting, module="aaa", compile_s=1.0):
+    return {"rows": [row("(none)", 1.0), row(flags.AGAIN, again),
+                     row("--flag", setting, module, compile_s=compile_s)]}
+
+
+def test_the_first_recording_does_not_judge_what_it_could_not():
+    data = recorded.load("06_xla_flags/effects")["data"]
+    text = verdicts.setting(data, "matmul_epilogue",
+                            "--xla_gpu_triton_gemm_any=false")
+    assert "0.96 times the default's time" in text
+    assert "not judged" in text and "no digest" in text
+    assert verdicts.noise(data, "matmul_epilogue") is None
+
+
+@pytest.mark.parametrize("again, setting, module, says", [
+    (1.02, 1.01, "aaa", "changed nothing measurable"),
+    (1.02, 1.50, "aaa", "acts after the HLO"),
+    (1.02, 1.50, "bbb", "compiled a different program. A real effect."),
+    (1.30, 1.10, "bbb", "within the 30.0%"),
+])
+def test_a_setting_is_real_only_beyond_the_noise(again, setting, module,
+                                                 says):
+    text = verdicts.setting(effects(again, setting, module),
+                            "matmul_epilogue", "--flag")
+    assert says in text
+
+
+def test_missing_rows_give_no_sentence():
+    assert verdicts.setting({"rows": []}, "matmul_epilogue", "--x") is None
+    assert verdicts.autotuning({"rows": []}, GPU) is None
+    assert verdicts.pgle({"rows": []}, GPU) is None
+
+
+def test_autotuning_is_worth_it_or_not():
+    data = recorded.load("06_xla_flags/effects")["data"]
+    text = verdicts.autotuning(data, GPU)
+    assert "20.2 times as long" in text and "worth its compile time" in text
+    cheap = {"rows": [row("(none)", 1.0, compile_s=3.0),
+                      row("--xla_gpu_autotune_level=0", 1.05)]}
+    assert "bought little" in verdicts.autotuning(cheap, GPU)
+
+
+def pgle(without, again, with_pgle, compilations=2):
+    return {"rows": [], "auto_pgle": {
+        "without": {"median s": without, "compilations": 1},
+        "without, again": {"median s": again, "compilations": 1},
+        "with": {"median s": with_pgle, "compilations": compilations}}}
+
+
+def test_pgle_is_judged_against_a_second_process():
+    assert "a real effect" in verdicts.pgle(pgle(1.0, 1.01, 0.8), GPU)
+    assert "no effect shown" in verdicts.pgle(pgle(1.0, 1.2, 0.9), GPU)
+    assert "no recompilation" in verdicts.pgle(pgle(1.0, 1.01, 0.8, 1),
+                                               GPU)
+    first = recorded.load("06_xla_flags/effects")["data"]
+    text = verdicts.pgle(first, GPU)
+    assert "differed by 20%" in text and "no effect shown" in text
