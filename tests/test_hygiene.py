@@ -1,6 +1,7 @@
 """The book's house rules, checked: table of contents, tags, pairs, Colab
 metadata, setup cells, line length, and the XLA flags the text names."""
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -87,6 +88,69 @@ def test_stored_outputs_and_no_errors(path):
             continue
         errors = [o for o in cell.outputs if o.output_type == "error"]
         assert not errors, f"stored error in cell: {cell.source[:60]}"
+
+
+def _shown_texts(notebook):
+    """Every text a reader sees in a notebook's outputs: streams, plain
+    text, Markdown (glued paragraphs too) and HTML tables."""
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                yield output["text"]
+            for kind in ("text/markdown", "text/html", "text/plain"):
+                value = output.get("data", {}).get(kind)
+                if value:
+                    yield value if isinstance(value, str) else "".join(value)
+
+
+# "134% of the copy bandwidth", "129% of its floor": a share of a ceiling.
+_SHARE = re.compile(r"(\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+|its\s+|their\s+)?"
+                    r"(?:device's\s+)?(?:copy bandwidth|floor|ceiling)")
+
+
+def _achieved_cells(html):
+    """The cells of every column headed 'achieved' in an HTML table, and
+    every data cell of a table whose top heading is 'achieved' alone (a
+    pivot of the fractions, its versions as columns)."""
+    from bs4 import BeautifulSoup
+
+    for table in BeautifulSoup(html, "html.parser").find_all("table"):
+        head = table.find("thead")
+        heads = head.find_all("tr") if head else []
+        body = table.find("tbody") or table
+        rows = body.find_all("tr")
+        top = {c.get_text(strip=True) for c in heads[0].find_all("th")
+               } - {""} if heads else set()
+        if top == {"achieved"}:
+            for row in rows:
+                yield from (c.get_text(strip=True)
+                            for c in row.find_all("td"))
+            continue
+        header = [c.get_text(strip=True) for c in heads[-1].find_all(
+            ["th", "td"])] if heads else []
+        columns = [i for i, h in enumerate(header) if "achieved" in h]
+        for row in rows:
+            cells = [c.get_text(strip=True) for c in row.find_all(
+                ["th", "td"])]
+            yield from (cells[i] for i in columns if i < len(cells))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_no_fraction_of_a_ceiling_above_one_is_shown(path):
+    """A version cannot beat its floor: a share over 100% is a measurement
+    error, shown as one (helpers.roofline.share), never as a number."""
+    notebook = nbformat.read(path, as_version=4)
+    for text in _shown_texts(notebook):
+        for match in _SHARE.finditer(text):
+            assert float(match.group(1)) <= 100, match.group(0)
+        if "<table" in text and "achieved" in text:
+            for cell in _achieved_cells(text):
+                try:
+                    value = float(cell.rstrip("%")) / (
+                        100 if cell.endswith("%") else 1)
+                except ValueError:
+                    continue  # the error, or a missing value
+                assert value <= 1, f"achieved {cell} in {path.stem}"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
