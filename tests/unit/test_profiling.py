@@ -163,8 +163,15 @@ def test_measure_on_gpu_runs_here_and_is_json_ready(monkeypatch):
     result = profiling.measure_on_gpu(calls=3, trials=2)
     json.dumps(result)
     assert set(result) == {"shape", "program_diff", "kernels_blocked",
-                           "kernels_alternating", "xprof_graphs", "xprof",
+                           "kernels_alternating", "calls_blocked",
+                           "calls_alternating", "xprof_graphs", "xprof",
                            "wall", "aa"}
+    # every call of both versions has its own whole-call device time
+    for order in ("blocked", "alternating"):
+        calls = result[f"calls_{order}"]
+        assert sorted(set(calls["version"])) == ["einsum", "matmul"]
+        assert len(calls["call"]) == 2 * 3
+        assert all(k > 0 for k in calls["kernels"])
     # XProf's device tables are empty on a CPU: each says why
     for views in (result["xprof_graphs"], result["xprof"]):
         assert all(isinstance(v, str) for v in views.values())
