@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q $(INSTALL_UPGRADE) $(CONSTRAINTS) -e '.[dev]'
 	touch $@
 
-# XLA:GPU's compiler without a GPU (helpers.crosscompile): JAX's CUDA
+# XLA:GPU's compiler without a GPU (helpers.xla.crosscompile): JAX's CUDA
 # plugin for the installed jaxlib, in a side folder so that the main
 # environment never looks for a GPU. Optional: where no wheel exists (not
 # x86-64 Linux) the chapters say so and skip the compilations. Checked on
@@ -94,7 +94,7 @@ test-gpu: $(STAMP)
 	  --junitxml=recorded/test-gpu-junit.xml
 
 goals: $(STAMP)
-	$(PY) -m helpers.workbook.goals chapters
+	$(PY) -m helpers.workbook.ch09_reproducibility.goals chapters
 
 # For authors: look at every page as a reader sees it (scripts/browse_book.py).
 screenshots: book browser

@@ -23,15 +23,15 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 # Chapter 7's helpers run on 8 devices; a machine without them gets
 # simulated CPU devices, which must be asked for before JAX starts.
-from helpers import meshes  # noqa: E402
+from helpers.multi_device import meshes  # noqa: E402
 
 meshes.simulate(8)
 
 # The chapters and the unit tests compile several of the same programs for
-# an H100 (helpers.crosscompile.run): one folder per test run keeps each
+# an H100 (helpers.xla.crosscompile.run): one folder per test run keeps each
 # result once. Made here, before pytest-xdist starts its workers, so that
 # they, the notebooks' kernels and their children all share it.
-from helpers import crosscompile  # noqa: E402
+from helpers.xla import crosscompile  # noqa: E402
 
 _CROSSCOMPILE_CACHE = None
 if crosscompile.CACHE_ENV not in os.environ:
@@ -40,7 +40,8 @@ if crosscompile.CACHE_ENV not in os.environ:
 
 _NOTEBOOK_SECONDS: dict[str, float] = collections.defaultdict(float)
 # `make test` sets BOOK_DRY_RUN=1 so that the chapters run every GPU code
-# path here (helpers.recorded); the unit tests run without it, since they
+# path here (helpers.measuring.recorded); the unit tests run without it, since
+# they
 # test live_or_recorded's other paths too. It is read, not removed, here:
 # pytest-xdist's workers start after this file is imported and inherit
 # the environment; each test sets or clears it below.

@@ -1,21 +1,46 @@
-"""Helpers for the book *Making JAX fast on GPUs*.
+"""Helpers for the book *Making JAX fast on GPUs*: the code its chapters
+call, written to be read.
 
-Each module has one job; import the ones a chapter needs::
+One folder per job; import the modules a cell needs, e.g.
+``from helpers.measuring import bench, machine``:
 
-    from helpers import bench, env, roofline
+- `measuring`: timing a call honestly (`bench`, `device_time`), deciding
+  whether a difference is real (`stats`), the device's limits
+  (`roofline`), the reference GPU's recordings (`recorded`) and where this
+  runs (`machine`).
+- `page`: what the page shows: numbers and computed paragraphs glued into
+  the prose (`prose`), tables (`tables`), figures (`plots`), widgets
+  (`widgets`).
+- `xla`: what XLA compiles, read back: the HLO (`hlo`), compiling for an
+  H100 without one (`crosscompile`), dumps (`xla_dump`), flags
+  (`xla_flags`, `flag_registry`), and a fresh process to set them in
+  (`fresh_process`).
+- `profiler`: a `jax.profiler` trace as DataFrames (`trace`), and XProf's
+  analyses of it (`xprof_tables`).
+- `multi_device`: meshes, processes, point-to-point transfers and the
+  cost of collectives.
+- `pallas`: `fused_scan`, a whole `lax.scan` as one Pallas kernel, with
+  its `triton` and `mosaic` backends.
+- `grading`: auto-checked exercises, their criteria and reports.
+- `workbook`: one folder per chapter (``ch03_launches``...), with the
+  programs the chapter measures, what a GPU visit records (``on_gpu``),
+  the sentences computed from the reference GPU's data (``verdicts``) and
+  the chapter's ``exercises``.
 
-- `env`: where this runs (provenance), problem sizes, Colab setup.
-- `bench`: `benchmark(fn, *args)` -> `Timing`, measured honestly.
-- `roofline`: measured ceilings and the floors they imply.
-- `recorded`: reference GPU results with provenance; live or recorded.
-- `hlo`: fusions, kernels, while loops, collectives and aliasing of the
-  compiled module.
-- `crosscompile`: XLA:GPU compiling for an H100 on a machine without one.
-- `fused`: `fused_scan`, a whole `lax.scan` as one Pallas kernel.
-- `trace`: jax.profiler traces as DataFrames.
-- `plots`: the book's figure style; live and recorded sweeps.
-- `exercises`: auto-checked exercises with hints.
-- `widgets`: interactive views of measured tables.
+How a number reaches the prose, for example chapter 1's copy ceiling:
 
-Importing this package imports none of them, so it has no side effects.
+1. a chapter cell asks `measuring.recorded.narrated` for the recording
+   ``01_measuring/summary``, with the function that measures it
+   (`workbook.ch01_measuring`);
+2. on a GPU with ``BOOK_RECORD=1`` that function runs
+   (`measuring.device_time`, `measuring.roofline`) and its result is saved
+   under ``recorded/<device>/`` with its provenance (`measuring.machine`);
+3. on every machine the chapter reads the reference GPU's recording,
+   and `workbook.ch01_measuring.verdicts` computes the paragraph that
+   reads it;
+4. `page.prose.glue_reference` glues that paragraph into the text, so a
+   new recording changes the sentence.
+
+Importing this package imports none of its parts, so it has no side
+effects.
 """

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from helpers.book import MISSING
+from helpers.page.prose import MISSING
 
 # A laptop screen: the width the column, the outputs and the figures are
 # checked at.
@@ -47,7 +47,7 @@ CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu",
 INSTALL_HINT = ("install them with `apt-get install chromium chromium-driver` "
                 "(Debian), or `make browser`, which does it")
 
-# The placeholder `helpers.book.glue_text` writes where a recording is
+# The placeholder `helpers.page.prose.glue_text` writes where a recording is
 # missing (and chapter 2's variant of it); the book's explanations of it
 # quote it without parentheses.
 MISSING_RECORDING = re.compile(re.escape(MISSING) + r"|\(not recorded yet\)")

@@ -1,6 +1,6 @@
 """Put JAX's CUDA plugin for the running jaxlib into a side folder.
 
-`helpers.crosscompile` compiles for an H100 without a GPU through JAX's
+`helpers.xla.crosscompile` compiles for an H100 without a GPU through JAX's
 CUDA plugin, kept in ``<venv>/cross`` so the main environment never looks
 for a GPU. The plugin must be the same version as jaxlib; `make install`
 runs this script every time, so a folder left by another jaxlib (after an

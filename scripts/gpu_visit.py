@@ -52,7 +52,7 @@ COMMAND_BUDGET_S = 540  # under the 10-minute limit of one command
 _RECORDING = re.compile(r'(?:live_or_recorded|narrated)\(\s*"([0-9]{2}_'
                         r'[a-z0-9_]+/[a-z0-9_\-]+)"')
 # What each chapter's stories need from the next visit: recorded by device
-# time (helpers.device_time), with wall time and the host's overhead
+# time (helpers.measuring.device_time), with wall time and the host's overhead
 # beside it, and the measurements the computed paragraphs wait for.
 NEEDS = {
     "01_measuring": "ceilings by device time (copy; matmul at n=8192, TF32 "
@@ -240,7 +240,7 @@ def unpack(archive: Path, recorded_root: Path | None = None,
             its schema or provenance check.
     """
     sys.path.insert(0, str(ROOT))
-    from helpers import env, recorded
+    from helpers.measuring import machine, recorded
     recorded_root = recorded_root or recorded.root()
     with tempfile.TemporaryDirectory() as folder:
         with tarfile.open(archive) as tar:
@@ -250,7 +250,8 @@ def unpack(archive: Path, recorded_root: Path | None = None,
             raise ValueError(f"{archive} has no {LOG}: not made by "
                              "`gpu_visit.py run`.")
         log = json.loads((staging / LOG).read_text())
-        found = _checked_recordings(staging / "recorded", recorded, env)
+        found = _checked_recordings(staging / "recorded", recorded,
+                                    machine)
         copied, refused = [], {}
         for entry in log["chapters"]:
             chapter = entry["chapter"]
@@ -300,9 +301,9 @@ def _copy_fixtures(staging: Path, recorded_root: Path, chapter: str
                         folder.name, dirs_exist_ok=True)
 
 
-def _checked_recordings(folder: Path, recorded, env) -> dict:
+def _checked_recordings(folder: Path, recorded, machine) -> dict:
     """``{name: (path, device)}`` of every recording, each loaded through
-    `helpers.recorded.load` (schema, name and provenance checked)."""
+    `helpers.measuring.recorded.load` (schema, name and provenance checked)."""
     found = {}
     for path in sorted(folder.glob("*/*/*.json")):
         device = path.parent.parent.name
@@ -312,7 +313,7 @@ def _checked_recordings(folder: Path, recorded, env) -> dict:
             record = recorded.load(name, device)
         finally:
             os.environ.pop("BOOK_RECORDED_DIR")
-        if env.device_slug(record["provenance"]) != device:
+        if machine.device_slug(record["provenance"]) != device:
             raise ValueError(f"{path}: its provenance names "
                              f"{record['provenance']['device']!r}, not the "
                              f"folder's device {device!r}.")

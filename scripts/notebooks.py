@@ -52,12 +52,13 @@ for path in ("{name}", ".."):
     if os.path.isdir(os.path.join(path, "helpers")):
         sys.path.insert(0, os.path.abspath(path))
         break
-from helpers import book, env  # noqa: E402
+from helpers.measuring import machine  # noqa: E402
+from helpers.page import prose, tables  # noqa: E402
 
 # On Colab, install what it lacks; elsewhere this does nothing.
-installed = env.colab_setup()
+installed = machine.colab_setup()
 # Tables print rounded and without a 0..n-1 index column.
-shows_tidy_tables = book.tidy_display()'''
+shows_tidy_tables = tables.tidy_display()'''
 
 
 def repository_url() -> str:

@@ -77,7 +77,7 @@ def test_the_book_numbers_the_exercises_the_workbook_grades(built_book):
     is the one the check's report and the workshop dashboard show."""
     import re
 
-    from helpers.workbook import workshop
+    from helpers.workbook.ch08_workshop import workshop
 
     for exercise in workshop.exercises():
         page = (built_book / "chapters" / f"{exercise.chapter}.html")

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 import yaml
 
-from helpers import xla_flags
+from helpers.xla import xla_flags
 from scripts import notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ def test_chapter_opening(path):
     assert first.cell_type == "markdown" and first.source.startswith("# ")
     assert "**Key concepts**" in first.source
     code = [c for c in notebook.cells if c.cell_type == "code"]
-    assert "env.summary()" in code[1].source, "provenance cell missing"
+    assert "machine.summary()" in code[1].source, "provenance cell missing"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -138,7 +138,8 @@ def _achieved_cells(html):
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_no_fraction_of_a_ceiling_above_one_is_shown(path):
     """A version cannot beat its floor: a share over 100% is a measurement
-    error, shown as one (helpers.roofline.share), never as a number."""
+    error, shown as one (helpers.measuring.roofline.share), never as a
+    number."""
     notebook = nbformat.read(path, as_version=4)
     for text in _shown_texts(notebook):
         for match in _SHARE.finditer(text):
@@ -164,7 +165,7 @@ def test_code_lines_fit_in_79_columns(path):
 
 
 def test_every_xla_flag_in_the_book_is_registered_and_known_to_jaxlib():
-    from helpers import flag_registry
+    from helpers.xla import flag_registry
 
     text = "\n".join(p.read_text() for p in
                      (ROOT / "chapters").glob("*.md"))
@@ -197,7 +198,7 @@ def test_general_helpers_never_import_chapter_code(path):
 @pytest.mark.parametrize("path", GENERAL_MODULES,
                          ids=lambda p: str(p.relative_to(HELPERS)))
 def test_hlo_text_is_read_only_by_the_parser(path):
-    """Every reader of compiled HLO goes through helpers.hlo's model: no
+    """Every reader of compiled HLO goes through helpers.xla.hlo's model: no
     module outside its parser matches the raw attribute text."""
     if path.relative_to(HELPERS).as_posix() == "hlo/parsing.py":
         return

@@ -6,8 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import hlo
-from helpers.fused import fused_scan
+from helpers.pallas.scan import fused_scan
+from helpers.xla import hlo
 
 pytestmark = pytest.mark.gpu
 

@@ -8,36 +8,38 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import device_time, hlo, trace
-from helpers.workbook import launches, launches_gpu, rewrites
+from helpers.measuring import device_time
+from helpers.profiler import trace
+from helpers.workbook.ch03_launches import exercises, on_gpu, variants
+from helpers.xla import hlo
 
 pytestmark = pytest.mark.gpu
 
-WEIGHTS = launches.init_weights(jax.random.key(0))
+WEIGHTS = variants.init_weights(jax.random.key(0))
 KEY = jax.random.key(1)
 STEPS = 500
 
 
 def test_fused_variant_is_one_kernel_and_agrees_with_scan():
-    assert hlo.while_loops(launches.fused, WEIGHTS, KEY, STEPS) == []
-    assert len(hlo.custom_calls(launches.fused, WEIGHTS, KEY, STEPS)) == 1
+    assert hlo.while_loops(variants.fused, WEIGHTS, KEY, STEPS) == []
+    assert len(hlo.custom_calls(variants.fused, WEIGHTS, KEY, STEPS)) == 1
     np.testing.assert_allclose(
-        launches.fused(WEIGHTS, KEY, STEPS),
-        launches.scan_hoisted(WEIGHTS, KEY, STEPS), rtol=1e-5)
+        variants.fused(WEIGHTS, KEY, STEPS),
+        variants.scan_hoisted(WEIGHTS, KEY, STEPS), rtol=1e-5)
 
 
 def test_static_bound_skips_the_condition():
-    traced = launches.launches_per_step(launches.while_traced, WEIGHTS, KEY,
+    traced = variants.launches_per_step(variants.while_traced, WEIGHTS, KEY,
                                         jnp.int32(STEPS))
-    static = launches.launches_per_step(launches.while_static, WEIGHTS, KEY,
+    static = variants.launches_per_step(variants.while_static, WEIGHTS, KEY,
                                         STEPS)
     assert traced > static
 
 
 def test_noise_outside_the_loop_launches_less():
-    split = launches.launches_per_step(launches.scan_split, WEIGHTS, KEY,
+    split = variants.launches_per_step(variants.scan_split, WEIGHTS, KEY,
                                        STEPS)
-    outside = launches.launches_per_step(launches.scan_noise, WEIGHTS, KEY,
+    outside = variants.launches_per_step(variants.scan_noise, WEIGHTS, KEY,
                                          STEPS)
     assert outside < split
 
@@ -46,7 +48,7 @@ def test_profile_counts_one_launch_for_the_fused_loop(tmp_path):
     """One kernel runs the loop; the rest of the call only lays out its
     inputs (on the first visit: three pad and broadcast fusions and one
     device-to-device copy, five in all)."""
-    launches_gpu.profile_one_call(launches.fused, WEIGHTS, KEY, STEPS,
+    on_gpu.profile_one_call(variants.fused, WEIGHTS, KEY, STEPS,
                                   folder=str(tmp_path))
     names = list(trace.device_events(trace.load(str(tmp_path)))["name"])
     loops = [n for n in names if "mosaic" in n or "triton" in n]
@@ -61,20 +63,20 @@ def test_cuda_graphs_stay_on_under_jax_profiler():
     tests/unit/test_launches.py); under jax.profiler its kernels still
     run inside graphs: the plugin's profiler lock never sees jax's
     session, so XLA does not run the graph op by op."""
-    timing = device_time.measure(launches.while_static, WEIGHTS, KEY,
+    timing = device_time.measure(variants.while_static, WEIGHTS, KEY,
                                  STEPS, repeat=3, profiled=2)
     assert timing.in_graph > 0.5, timing
 
 
 def test_exercise_solutions_pass_on_the_gpu():
-    assert rewrites.fewer_launches.check(rewrites.solution).passed
-    assert rewrites.fused_step.check(rewrites.filter_solution).passed
-    assert not rewrites.fewer_launches.check(rewrites.starter).passed
+    assert exercises.fewer_launches.check(exercises.solution).passed
+    assert exercises.fused_step.check(exercises.filter_solution).passed
+    assert not exercises.fewer_launches.check(exercises.starter).passed
 
 
 def test_xprof_counts_the_kernels_the_trace_counts(tmp_path):
-    launches_gpu.profile_one_call(launches.scan_noise, WEIGHTS, KEY, STEPS,
+    on_gpu.profile_one_call(variants.scan_noise, WEIGHTS, KEY, STEPS,
                                   folder=str(tmp_path))
     per_step = len(trace.device_events(trace.load(str(tmp_path)))) / STEPS
-    assert launches_gpu.xprof_launches(str(tmp_path), STEPS) == \
+    assert on_gpu.xprof_launches(str(tmp_path), STEPS) == \
         pytest.approx(per_step)

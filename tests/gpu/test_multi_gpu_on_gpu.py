@@ -6,8 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from helpers import meshes
-from helpers.workbook import pipeline, scaling
+from helpers.multi_device import meshes
+from helpers.workbook.ch07_multi_gpu import exercises, pipeline
 
 pytestmark = pytest.mark.gpu
 
@@ -21,4 +21,4 @@ def test_the_psend_pipeline_runs_and_matches_one_device():
                             edges=pipeline.psend_edges(4))
     np.testing.assert_allclose(run(w, x)[-1],
                                pipeline.reference(w, x, 2, 2), rtol=1e-4)
-    assert scaling.UNTANGLE_RING.check(scaling.pass_along_solution).passed
+    assert exercises.untangle_ring.check(exercises.pass_along_solution).passed

@@ -6,17 +6,17 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from helpers import bench, env, roofline
+from helpers.measuring import bench, machine, roofline
 
 pytestmark = pytest.mark.gpu
 
 
 def test_provenance_names_the_gpu():
-    info = env.describe()
+    info = machine.describe()
     assert info["backend"] == "gpu"
     assert info["compute_capability"] and info["memory_bytes"]
     assert info["driver"], "nvidia-smi should report the driver version"
-    assert env.gpu_arch() >= (7, 0)
+    assert machine.gpu_arch() >= (7, 0)
 
 
 def test_copy_bandwidth_is_that_of_a_gpu():

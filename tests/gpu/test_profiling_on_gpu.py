@@ -4,8 +4,9 @@ itself, the trimmed fixture keeps them, and the analysis runs end to end."""
 import jax
 import pytest
 
-from helpers import stats, trace, xprof_tables
-from helpers.workbook import profiling
+from helpers.measuring import stats
+from helpers.profiler import trace, xplanes, xprof_tables
+from helpers.workbook.ch04_profiling import attention
 
 pytestmark = pytest.mark.gpu
 
@@ -15,8 +16,8 @@ SHAPE = dict(batch=2, seq=128, n_embd=256, n_head=4)
 @pytest.fixture(scope="module")
 def profiled(tmp_path_factory):
     folder = tmp_path_factory.mktemp("profile")
-    params, x = profiling.init(jax.random.key(0), **SHAPE)
-    kernels = profiling.profile_calls(profiling.versions(SHAPE["n_head"]),
+    params, x = attention.init(jax.random.key(0), **SHAPE)
+    kernels = attention.profile_calls(attention.versions(SHAPE["n_head"]),
                                       params, x, calls=10, folder=folder)
     return folder, kernels
 
@@ -25,16 +26,16 @@ def test_gpu_kernels_name_their_scope_without_the_hlo(profiled):
     folder, _ = profiled
     events = trace.device_events(trace.load(folder))
     assert not events.empty
-    for scope in profiling.SCOPES:
+    for scope in attention.SCOPES:
         assert not trace.in_scope(events, scope).empty, scope
     assert (events["hlo_op"] != "").any()
 
 
 def test_every_call_has_kernels_in_both_scopes(profiled):
     _, kernels = profiled
-    counts = profiling.per_call(kernels).groupby(["version", "scope"]).size()
+    counts = attention.per_call(kernels).groupby(["version", "scope"]).size()
     assert len(counts) == 4 and (counts == 10).all()
-    table = profiling.compare_scopes(kernels)
+    table = attention.compare_scopes(kernels)
     assert set(table["verdict"]) <= set(stats.VERDICTS)
 
 
@@ -49,11 +50,11 @@ def test_trimmed_profile_keeps_the_scoped_kernels(profiled, tmp_path):
 def test_without_command_buffers_xprof_times_each_hlo_op(tmp_path):
     """With command buffers off each kernel is launched as its own HLO op,
     so XProf's hlo_stats has rows (with CUDA graphs it has none, and
-    `xprof_tables.command_buffers` names the graph it saw instead)."""
-    params, x = profiling.init(jax.random.key(0), **SHAPE)
-    per_op = profiling.versions(SHAPE["n_head"],
+    `xplanes.command_buffers` names the graph it saw instead)."""
+    params, x = attention.init(jax.random.key(0), **SHAPE)
+    per_op = attention.versions(SHAPE["n_head"],
                                 xprof_tables.NO_COMMAND_BUFFERS)
-    profiling.profile_calls(per_op, params, x, calls=5, folder=tmp_path)
-    assert xprof_tables.command_buffers(tmp_path) == []
+    attention.profile_calls(per_op, params, x, calls=5, folder=tmp_path)
+    assert xplanes.command_buffers(tmp_path) == []
     ops = xprof_tables.table(tmp_path, "hlo_stats")
     assert len(ops) >= 4 and (ops["total_time_us"] > 0).all()

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from helpers.workbook import claims, transforms
+from helpers.workbook.ch05_transformations import claims, transforms
 
 pytestmark = pytest.mark.gpu
 

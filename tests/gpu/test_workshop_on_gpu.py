@@ -3,7 +3,7 @@ run, and every timed exercise's reference solution meets them."""
 
 import pytest
 
-from helpers.workbook import workshop
+from helpers.workbook.ch08_workshop import workshop
 
 pytestmark = pytest.mark.gpu
 

@@ -3,8 +3,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import bench
-from helpers.bench import Timing, benchmark
+from helpers.measuring import bench
+from helpers.measuring.bench import Timing, benchmark
 
 
 class FakeClock:

@@ -1,4 +1,5 @@
-"""helpers.chains: many chains side by side in each program give vmap's
+"""helpers.pallas.triton.chains: many chains side by side in each program give
+vmap's
 results, lower to one Triton kernel, and refuse bad input clearly."""
 
 import jax
@@ -6,12 +7,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import crosscompile, pallas_ir
-from helpers.chains import fused_chains
-from helpers.workbook import launches, launches_gpu
+from helpers.pallas.triton import ir
+from helpers.pallas.triton.chains import fused_chains
+from helpers.workbook.ch03_launches import for_h100, variants
+from helpers.xla import crosscompile
 
-POS = launches.positive(launches.init_weights(jax.random.key(0)))
-STEP = launches.hoisted_step(POS)
+POS = variants.positive(variants.init_weights(jax.random.key(0)))
+STEP = variants.hoisted_step(POS)
 
 
 def with_output(carry, x):
@@ -35,15 +37,15 @@ def test_equals_vmap_of_scan(chains, per_program):
 @pytest.mark.slow
 def test_the_chapter_model_matches_its_scan():
     keys = jax.random.split(jax.random.key(3), 70)
-    weights = launches.init_weights(jax.random.key(0))
-    got = launches.fused_side_by_side(weights, keys, 25)
-    want = jax.vmap(lambda k: launches.scan_hoisted(weights, k, 25))(keys)
+    weights = variants.init_weights(jax.random.key(0))
+    got = variants.fused_side_by_side(weights, keys, 25)
+    want = jax.vmap(lambda k: variants.scan_hoisted(weights, k, 25))(keys)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_one_triton_module_with_one_loop():
     init, xs = jnp.zeros((256, 1)), jnp.ones((256, 40, 1))
-    modules = pallas_ir.triton_modules(lambda i, n: fused_chains(
+    modules = ir.triton_modules(lambda i, n: fused_chains(
         STEP, i, n, interpret=False), init, xs)
     assert [m.count("scf.for") for m in modules] == [1]
 
@@ -53,8 +55,8 @@ def test_one_triton_module_with_one_loop():
                     reason=str(crosscompile.why_unavailable()))
 def test_compiled_for_an_h100_it_is_one_kernel_of_one_warp():
     # The chapter's own call: a test run compiles it once.
-    found = crosscompile.run(launches_gpu.side_by_side_on_gpu, 10_000,
-                             launches.STEPS)
+    found = crosscompile.run(for_h100.side_by_side_on_gpu, 10_000,
+                             variants.STEPS)
     assert found["custom calls"] == ["__gpu$xla.gpu.triton"]
     # 10,000 chains in programs of 64: 157, not one program per chain
     assert found["programs"] == 157
@@ -73,6 +75,6 @@ def test_bad_input_is_refused_with_the_reason():
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_on_mosaic_gpu_the_chains_are_one_kernel_too():
-    found = crosscompile.run(launches_gpu.side_by_side_on_gpu, 10_000, 100,
+    found = crosscompile.run(for_h100.side_by_side_on_gpu, 10_000, 100,
                              "mosaic")
     assert found["custom calls"] == ["mosaic_gpu_v2"]

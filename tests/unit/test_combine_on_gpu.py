@@ -1,10 +1,10 @@
 """What XLA:GPU's combiners do to the collectives of a step compiled for
-eight H100s: checked here, without a GPU, through helpers.crosscompile."""
+eight H100s: checked here, without a GPU, through helpers.xla.crosscompile."""
 
 import pytest
 
-from helpers import crosscompile
-from helpers.workbook import collectives
+from helpers.workbook.ch07_multi_gpu import collectives
+from helpers.xla import crosscompile
 
 # The module fixture compiles for eight H100s in a child: seconds.
 pytestmark = [pytest.mark.slow,

@@ -4,54 +4,56 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import costmodel
+from helpers.multi_device import collective_cost
 
 
 def test_step_and_byte_counts_of_each_algorithm():
-    assert costmodel.terms("all-reduce", 4) == (6, 1.5)
-    assert costmodel.terms("all-reduce", 8, "tree") == (6, 6)
-    assert costmodel.terms("all-gather", 8) == (7, 7 / 8)
-    assert costmodel.terms("reduce-scatter", 2) == (1, 0.5)
+    assert collective_cost.terms("all-reduce", 4) == (6, 1.5)
+    assert collective_cost.terms("all-reduce", 8, "tree") == (6, 6)
+    assert collective_cost.terms("all-gather", 8) == (7, 7 / 8)
+    assert collective_cost.terms("reduce-scatter", 2) == (1, 0.5)
 
 
 def test_ring_all_reduce_moves_each_byte_about_twice():
-    t = costmodel.predict("all-reduce", 1e9, 8, alpha_s=0, bytes_per_s=1e9)
+    t = collective_cost.predict("all-reduce", 1e9, 8, alpha_s=0,
+                                bytes_per_s=1e9)
     assert t == pytest.approx(1.75)
 
 
 def test_tree_wins_small_messages_and_ring_wins_large_ones():
     kw = dict(alpha_s=10e-6, bytes_per_s=100e9)
-    small = [costmodel.predict("all-reduce", 1e3, 64, algorithm=a, **kw)
+    small = [collective_cost.predict("all-reduce", 1e3, 64, algorithm=a, **kw)
              for a in ("ring", "tree")]
-    large = [costmodel.predict("all-reduce", 1e9, 64, algorithm=a, **kw)
+    large = [collective_cost.predict("all-reduce", 1e9, 64, algorithm=a, **kw)
              for a in ("ring", "tree")]
     assert small[1] < small[0] and large[0] < large[1]
 
 
 def test_fit_recovers_known_alpha_and_bandwidth():
     rows = [{"collective": "all-reduce", "devices": p, "bytes": n,
-             "seconds": costmodel.predict("all-reduce", n, p,
+             "seconds": collective_cost.predict("all-reduce", n, p,
                                           alpha_s=3e-6, bytes_per_s=2e9)}
             for p in (2, 4, 8) for n in (1e3, 1e5, 1e7)]
-    fit = costmodel.fit(pd.DataFrame(rows))
+    fit = collective_cost.fit(pd.DataFrame(rows))
     assert fit.alpha_s == pytest.approx(3e-6, rel=1e-6)
     assert fit.bytes_per_s == pytest.approx(2e9, rel=1e-6)
     assert fit.r2 == pytest.approx(1.0) and fit.rows == 9
 
 
 def test_links_are_cited_vendor_figures():
-    links = costmodel.LINKS
+    links = collective_cost.LINKS
     assert links["source"].str.startswith("https://").all()
     assert np.allclose(links["one_direction_GBps"] * 2,
                        links["bidirectional_GBps"])
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: costmodel.terms("all-to-all", 4), "no model"),
-    (lambda: costmodel.terms("all-reduce", 1), "at least 2 devices"),
-    (lambda: costmodel.predict("all-reduce", 1, 2, alpha_s=-1,
+    (lambda: collective_cost.terms("all-to-all", 4), "no model"),
+    (lambda: collective_cost.terms("all-reduce", 1), "at least 2 devices"),
+    (lambda: collective_cost.predict("all-reduce", 1, 2, alpha_s=-1,
                                bytes_per_s=1), "alpha_s >= 0"),
-    (lambda: costmodel.fit(pd.DataFrame({"bytes": [1]})), "needs columns"),
+    (lambda: collective_cost.fit(pd.DataFrame({"bytes": [1]})),
+     "needs columns"),
 ])
 def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match=message):

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from helpers import child, crosscompile
-from helpers.workbook import fusion
+from helpers.workbook.ch02_fusion import reductions
+from helpers.xla import crosscompile, fresh_process
 
 needs_plugin = pytest.mark.skipif(not crosscompile.available(),
                                   reason=str(crosscompile.why_unavailable()))
@@ -33,7 +33,7 @@ def test_a_missing_plugin_says_how_to_install_it(tmp_path, monkeypatch):
     assert not crosscompile.available()
     assert "make install" in crosscompile.why_unavailable()
     with pytest.raises(RuntimeError, match="cannot compile for a GPU"):
-        crosscompile.run(fusion.kinds_on_gpu, [25])
+        crosscompile.run(reductions.kinds_on_gpu, [25])
     # a plugin of another jaxlib is refused too
     (tmp_path / "jax_cuda12_plugin-0.0.1.dist-info").mkdir()
     assert "is 0.0.1 but jaxlib is" in crosscompile.why_unavailable()
@@ -48,7 +48,7 @@ def test_run_or_explain_says_why_in_one_sentence(tmp_path, monkeypatch,
                                                  capsys):
     monkeypatch.setattr(crosscompile, "_plugin_importable", lambda: False)
     monkeypatch.setenv(crosscompile.PLUGIN_FOLDER_ENV, str(tmp_path))
-    assert crosscompile.run_or_explain(fusion.kinds_on_gpu, [25]) is None
+    assert crosscompile.run_or_explain(reductions.kinds_on_gpu, [25]) is None
     printed = capsys.readouterr().out.strip().splitlines()
     assert len(printed) == 1
     assert printed[0].startswith("Not compiled for an H100 here:")
@@ -57,7 +57,8 @@ def test_run_or_explain_says_why_in_one_sentence(tmp_path, monkeypatch,
 
 @needs_plugin
 def test_a_failing_child_reports_its_error(capsys):
-    with pytest.raises(child.ChildFailed, match="JSONDecodeError") as err:
+    with pytest.raises(fresh_process.ChildFailed,
+                       match="JSONDecodeError") as err:
         crosscompile.run(json.loads, "{")
     assert err.value.target == "json:loads"
     assert "Traceback" in err.value.output  # the whole output travels
@@ -84,7 +85,7 @@ def test_any_function_compiles_for_the_h100_through_export():
     import jax
     import jax.numpy as jnp
 
-    from helpers import hlo
+    from helpers.xla import hlo
 
     # a lambda no child could import, at a size no CPU would allocate
     a = jax.ShapeDtypeStruct((1000, 1000, 3, 25), jnp.float32)
@@ -99,12 +100,12 @@ def _counted_children(monkeypatch, result=None, error=None):
     calls = []
 
     def call(fn, *args, **kwargs):
-        calls.append((child.target_of(fn), args))
+        calls.append((fresh_process.target_of(fn), args))
         if error:
             raise error
         return result if result is not None else {"args": list(args)}
 
-    monkeypatch.setattr(child, "call", call)
+    monkeypatch.setattr(fresh_process, "call", call)
     monkeypatch.setattr(crosscompile, "why_unavailable", lambda: None)
     return calls
 
@@ -113,13 +114,13 @@ def test_a_kept_result_answers_the_same_call_again(tmp_path, monkeypatch):
     calls = _counted_children(monkeypatch)
     tmp_path = tmp_path / "made when first needed"
     monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
-    first = crosscompile.run(fusion.kinds_on_gpu, [25])
-    assert crosscompile.run(fusion.kinds_on_gpu, [25]) == first
+    first = crosscompile.run(reductions.kinds_on_gpu, [25])
+    assert crosscompile.run(reductions.kinds_on_gpu, [25]) == first
     assert len(calls) == 1
-    crosscompile.run(fusion.kinds_on_gpu, [26])  # other arguments
-    crosscompile.run(fusion.reduce_kinds_on_gpu, [25])  # another function
+    crosscompile.run(reductions.kinds_on_gpu, [26])  # other arguments
+    crosscompile.run(reductions.reduce_kinds_on_gpu, [25])  # another function
     monkeypatch.setenv("JAX_ENABLE_X64", "1")  # other JAX settings
-    crosscompile.run(fusion.kinds_on_gpu, [25])
+    crosscompile.run(reductions.kinds_on_gpu, [25])
     assert len(calls) == 4
     assert len(list(tmp_path.glob("*.json"))) == 4
     assert not list(tmp_path.glob("*.part"))
@@ -132,26 +133,27 @@ def test_an_edit_to_the_helpers_is_not_answered_from_before(tmp_path,
     for source in ("before the edit", "after the edit"):
         monkeypatch.setattr(crosscompile, "_source_digest",
                             lambda source=source: source)
-        crosscompile.run(fusion.kinds_on_gpu, [25])
+        crosscompile.run(reductions.kinds_on_gpu, [25])
     assert len(calls) == 2
 
 
 def test_without_a_cache_folder_each_call_starts_a_child(monkeypatch):
     calls = _counted_children(monkeypatch)
     monkeypatch.delenv(crosscompile.CACHE_ENV, raising=False)
-    crosscompile.run(fusion.kinds_on_gpu, [25])
-    crosscompile.run(fusion.kinds_on_gpu, [25])
+    crosscompile.run(reductions.kinds_on_gpu, [25])
+    crosscompile.run(reductions.kinds_on_gpu, [25])
     assert len(calls) == 2
 
 
 def test_a_failed_compilation_is_not_kept(tmp_path, monkeypatch):
-    failure = child.ChildFailed("helpers.workbook.fusion:kinds_on_gpu", 1,
+    failure = fresh_process.ChildFailed(
+        "helpers.workbook.ch02_fusion.reductions:kinds_on_gpu", 1,
                                 "RuntimeError: out of memory")
     calls = _counted_children(monkeypatch, error=failure)
     monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
     for _ in range(2):
-        with pytest.raises(child.ChildFailed, match="out of memory"):
-            crosscompile.run(fusion.kinds_on_gpu, [25])
+        with pytest.raises(fresh_process.ChildFailed, match="out of memory"):
+            crosscompile.run(reductions.kinds_on_gpu, [25])
     assert len(calls) == 2 and not list(tmp_path.iterdir())
 
 

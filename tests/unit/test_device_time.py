@@ -1,4 +1,4 @@
-"""helpers.device_time: per-call device time from a profile.
+"""helpers.measuring.device_time: per-call device time from a profile.
 
 Real CPU profiles, the recorded H100 trace of chapter 4, and fake traces
 for the cases no machine here can make (overlapping streams, CUDA
@@ -12,8 +12,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from helpers import device_time, recorded, trace, xprof_tables
-from helpers.device_time import CALL_MARK, DeviceTiming
+from helpers.measuring import device_time, recorded
+from helpers.measuring.device_time import CALL_MARK, DeviceTiming
+from helpers.profiler import trace, xprof_tables
 
 
 def write_trace(folder, device_events=(), host_events=()):

@@ -2,13 +2,13 @@
 
 import pytest
 
-from helpers import distributed
+from helpers.multi_device import distributed
 
 JOB = """
 import jax, jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
-from helpers.distributed import initialize_from_env
+from helpers.multi_device.distributed import initialize_from_env
 me = initialize_from_env()
 mesh = jax.make_mesh((jax.device_count(),), ("d",))
 x = jax.make_array_from_callback(

@@ -2,11 +2,11 @@ import json
 
 import pytest
 
-from helpers import env
+from helpers.measuring import machine
 
 
 def test_describe_has_provenance_and_is_json():
-    info = env.describe()
+    info = machine.describe()
     for key in ("backend", "device", "compute_capability", "memory_bytes",
                 "driver", "jax", "jaxlib", "xla_flags", "colab", "date"):
         assert key in info
@@ -18,13 +18,13 @@ def test_describe_has_provenance_and_is_json():
 
 def test_describe_reads_xla_flags(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_dump_to=/tmp/x")
-    assert env.describe()["xla_flags"] == "--xla_dump_to=/tmp/x"
+    assert machine.describe()["xla_flags"] == "--xla_dump_to=/tmp/x"
 
 
 def test_summary_is_one_line_with_versions():
     import jax
 
-    line = env.summary()
+    line = machine.summary()
     assert "\n" not in line
     assert f"jax {jax.__version__}" in line
     assert f"{len(jax.devices())} device" in line
@@ -37,63 +37,64 @@ def test_format_provenance_of_a_gpu():
             "device_count": 1, "driver": "550.54", "jax": "0.11.0",
             "jaxlib": "0.11.0", "xla_flags": "", "colab": False,
             "date": "2026-11-22T00:00:00+00:00"}
-    line = env.format_provenance(info)
+    line = machine.format_provenance(info)
     # the device's memory, and the 75% of it JAX's allocator may use
     assert line.startswith("NVIDIA H100 80GB HBM3 (gpu, sm_90, 79.6 GiB, "
                            "JAX may use 59.4 GiB)")
     assert "driver 550.54" in line and line.endswith("2026-11-22")
-    assert env.device_slug(info) == "nvidia-h100-80gb-hbm3"
+    assert machine.device_slug(info) == "nvidia-h100-80gb-hbm3"
     del info["total_memory_bytes"]  # the first recording had only the limit
-    assert "(gpu, sm_90, JAX may use 59.4 GiB)" in env.format_provenance(info)
+    line = machine.format_provenance(info)
+    assert "(gpu, sm_90, JAX may use 59.4 GiB)" in line
 
 
 def test_on_cpu_there_is_no_gpu():
-    assert env.on_gpu() is False
-    assert env.gpu_arch() is None
+    assert machine.on_gpu() is False
+    assert machine.gpu_arch() is None
 
 
 def test_sizes_picks_the_cpu_value():
-    assert env.sizes(gpu=2**28, cpu=2**10) == 2**10
+    assert machine.sizes(gpu=2**28, cpu=2**10) == 2**10
 
 
 def test_sizes_needs_both():
     with pytest.raises(ValueError, match="needs both"):
-        env.sizes(gpu=None, cpu=3)
+        machine.sizes(gpu=None, cpu=3)
 
 
 def test_colab_setup_does_nothing_outside_colab(monkeypatch):
     monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
-    assert env.in_colab() is False
-    assert env.colab_setup() == []
+    assert machine.in_colab() is False
+    assert machine.colab_setup() == []
 
 
 def test_colab_setup_installs_missing(monkeypatch):
     calls = []
     monkeypatch.setenv("COLAB_RELEASE_TAG", "test")
-    monkeypatch.setattr(env.subprocess, "run",
+    monkeypatch.setattr(machine.subprocess, "run",
                         lambda cmd, check: calls.append(cmd))
-    installed = env.colab_setup({"json": "json",
+    installed = machine.colab_setup({"json": "json",
                                  "surely_not_a_module_xyz": "xyz-pkg"})
     assert installed == ["xyz-pkg"]
     assert calls and calls[0][-1] == "xyz-pkg"
 
 
 def test_missing_packages():
-    assert env.missing_packages({"json": "json"}) == []
-    assert env.missing_packages({"no_such_mod_q": "q"}) == ["q"]
+    assert machine.missing_packages({"json": "json"}) == []
+    assert machine.missing_packages({"no_such_mod_q": "q"}) == ["q"]
 
 
 def test_capabilities_by_architecture():
-    t4 = env.capabilities((7, 5))
+    t4 = machine.capabilities((7, 5))
     assert not t4["bf16 tensor cores"]
     assert str(t4["bf16 tensor cores"]).startswith(
         "no: needs compute capability 8.0")
     assert t4["Pallas (Mosaic GPU backend)"].reason.endswith("this is 7.5")
-    h100 = env.capabilities((9, 0))
+    h100 = machine.capabilities((9, 0))
     assert h100["Pallas (Mosaic GPU backend)"]
     assert str(h100["Pallas (Mosaic GPU backend)"]) == "yes"
-    assert not env.capabilities((8, 6))["Pallas (Mosaic GPU backend)"]
-    assert str(env.capabilities()["bf16 tensor cores"]) == \
+    assert not machine.capabilities((8, 6))["Pallas (Mosaic GPU backend)"]
+    assert str(machine.capabilities()["bf16 tensor cores"]) == \
         "no: no CUDA GPU here"
 
 
@@ -103,17 +104,17 @@ def test_jax_minimum_is_the_one_pyproject_asks_for():
 
     project = tomllib.loads((Path(__file__).resolve().parents[2] /
                              "pyproject.toml").read_text())["project"]
-    needed = ".".join(map(str, env.JAX_MINIMUM))
+    needed = ".".join(map(str, machine.JAX_MINIMUM))
     assert f"jax>={needed}" in project["dependencies"]
 
 
 def test_an_old_jax_is_named_with_the_fix():
-    problem = env.jax_version_problem("0.4.32")
+    problem = machine.jax_version_problem("0.4.32")
     assert "JAX 0.4.32 is older than the book needs" in problem
     assert "pip install -U" in problem and "restart" in problem.lower()
-    assert env.jax_version_problem("0.10.0") is None
-    assert env.jax_version_problem("0.10.2.dev20261101") is None
-    assert env.jax_version_problem("1.0") is None
+    assert machine.jax_version_problem("0.10.0") is None
+    assert machine.jax_version_problem("0.10.2.dev20261101") is None
+    assert machine.jax_version_problem("1.0") is None
 
 
 def test_colab_setup_stops_on_an_old_jax(monkeypatch):
@@ -121,4 +122,4 @@ def test_colab_setup_stops_on_an_old_jax(monkeypatch):
 
     monkeypatch.setattr(jax, "__version__", "0.4.26")
     with pytest.raises(RuntimeError, match="older than the book needs"):
-        env.colab_setup()
+        machine.colab_setup()

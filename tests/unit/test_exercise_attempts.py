@@ -3,7 +3,7 @@ plausible wrong attempts fail, each with the hint meant for that mistake;
 the reference solution and two correct answers written differently pass
 (or, where a criterion needs a GPU, pass everything this machine grades).
 
-The exercises come from `helpers.workbook.workshop.exercises()`;
+The exercises come from `helpers.workbook.ch08_workshop.workshop.exercises()`;
 ATTEMPTS must cover each of them, so a new exercise cannot go untested.
 """
 
@@ -25,9 +25,16 @@ import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from helpers import hlo, sendrecv, stats
-from helpers.workbook import (drills, flags, launches, rewrites, scaling,
-                              transforms, workshop)
+from helpers.measuring import stats
+from helpers.multi_device import sendrecv
+from helpers.workbook.ch03_launches import exercises as launches_exercises
+from helpers.workbook.ch03_launches import variants
+from helpers.workbook.ch05_transformations import transforms
+from helpers.workbook.ch06_xla_flags import exercises as xla_flags_exercises
+from helpers.workbook.ch06_xla_flags import flag_runs
+from helpers.workbook.ch07_multi_gpu import exercises as multi_gpu_exercises
+from helpers.workbook.ch08_workshop import workshop
+from helpers.xla import hlo
 
 _ROOT = Path(__file__).parents[2]
 
@@ -239,91 +246,91 @@ def bytes_by_operand(k, itemsize):
 def fast_unrolled(weights, key):
     # two steps per pass, each still drawing its noise: the same launches
     # per step, in a loop of 100 passes
-    pos = launches.positive(weights)
+    pos = variants.positive(weights)
 
     def two_steps(i, momentum):
         for j in (0, 1):
-            momentum = launches.force(pos, momentum) + rewrites.step_noise(
-                key, 2 * i + j)
+            noise = launches_exercises.step_noise(key, 2 * i + j)
+            momentum = variants.force(pos, momentum) + noise
         return momentum
 
-    return jax.lax.fori_loop(0, rewrites.EXERCISE_STEPS // 2, two_steps,
-                             jnp.zeros(launches.STATE))
+    return jax.lax.fori_loop(0, launches_exercises.EXERCISE_STEPS // 2,
+                             two_steps, jnp.zeros(variants.STATE))
 
 
 def fast_noise_in_scan(weights, key):
-    pos = launches.positive(weights)
+    pos = variants.positive(weights)
 
     def step(momentum, i):
-        return launches.force(pos, momentum) + rewrites.step_noise(
+        return variants.force(pos, momentum) + launches_exercises.step_noise(
             key, i), None
 
-    momentum, _ = jax.lax.scan(step, jnp.zeros(launches.STATE),
-                               jnp.arange(rewrites.EXERCISE_STEPS))
+    momentum, _ = jax.lax.scan(step, jnp.zeros(variants.STATE),
+                               jnp.arange(launches_exercises.EXERCISE_STEPS))
     return momentum
 
 
 def fast_other_numbers(weights, key):
-    noise = jax.random.normal(key, (rewrites.EXERCISE_STEPS,
-                                    *launches.STATE))
+    noise = jax.random.normal(key, (launches_exercises.EXERCISE_STEPS,
+                                    *variants.STATE))
     momentum, _ = jax.lax.scan(
-        launches.hoisted_step(launches.positive(weights)),
-        jnp.zeros(launches.STATE), noise)
+        variants.hoisted_step(variants.positive(weights)),
+        jnp.zeros(variants.STATE), noise)
     return momentum
 
 
 def fast_traced_bound(weights, key):
     # the noise drawn first, but a while loop whose bound is an array:
     # every step also runs the condition
-    noise = jax.vmap(lambda i: rewrites.step_noise(key, i))(
-        jnp.arange(rewrites.EXERCISE_STEPS))
-    pos = launches.positive(weights)
+    noise = jax.vmap(lambda i: launches_exercises.step_noise(key, i))(
+        jnp.arange(launches_exercises.EXERCISE_STEPS))
+    pos = variants.positive(weights)
 
     def body(state):
         i, momentum = state
-        return i + 1, launches.force(pos, momentum) + noise[i]
+        return i + 1, variants.force(pos, momentum) + noise[i]
 
     # always EXERCISE_STEPS, but only known when it runs
     bound = jnp.where(jax.random.uniform(key) < 2.0,
-                      rewrites.EXERCISE_STEPS, 0)
+                      launches_exercises.EXERCISE_STEPS, 0)
     return jax.lax.while_loop(lambda s: s[0] < bound, body,
-                              (0, jnp.zeros(launches.STATE)))[1]
+                              (0, jnp.zeros(variants.STATE)))[1]
 
 
 def fast_noise_in_jitted_helper(weights, key):
     # the noise still drawn in the loop, hidden inside a jitted helper
-    pos = launches.positive(weights)
-    noisy = jax.jit(lambda i: rewrites.step_noise(key, i))
+    pos = variants.positive(weights)
+    noisy = jax.jit(lambda i: launches_exercises.step_noise(key, i))
 
     def step(momentum, i):
-        return launches.force(pos, momentum) + noisy(i), None
+        return variants.force(pos, momentum) + noisy(i), None
 
-    return jax.lax.scan(step, jnp.zeros(launches.STATE),
-                        jnp.arange(rewrites.EXERCISE_STEPS))[0]
+    return jax.lax.scan(step, jnp.zeros(variants.STATE),
+                        jnp.arange(launches_exercises.EXERCISE_STEPS))[0]
 
 
 def fast_fori(weights, key):
-    steps = jnp.arange(rewrites.EXERCISE_STEPS)
-    noise = jax.vmap(lambda i: rewrites.step_noise(key, i))(steps)
-    pos = launches.positive(weights)
+    steps = jnp.arange(launches_exercises.EXERCISE_STEPS)
+    noise = jax.vmap(lambda i: launches_exercises.step_noise(key, i))(steps)
+    pos = variants.positive(weights)
 
     def body(i, momentum):
-        return launches.force(pos, momentum) + noise[i]
+        return variants.force(pos, momentum) + noise[i]
 
-    return jax.lax.fori_loop(0, rewrites.EXERCISE_STEPS, body,
-                             jnp.zeros(launches.STATE))
+    return jax.lax.fori_loop(0, launches_exercises.EXERCISE_STEPS, body,
+                             jnp.zeros(variants.STATE))
 
 
 def fast_keys_first(weights, key):
     keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(
-        jnp.arange(rewrites.EXERCISE_STEPS))
-    noise = jax.vmap(lambda k: jax.random.normal(k, launches.STATE))(keys)
-    pos = launches.positive(weights)
+        jnp.arange(launches_exercises.EXERCISE_STEPS))
+    noise = jax.vmap(lambda k: jax.random.normal(k, variants.STATE))(keys)
+    pos = variants.positive(weights)
 
     def step(momentum, n):
-        return launches.force(pos, momentum) + n, None
+        return variants.force(pos, momentum) + n, None
 
-    return jax.lax.scan(step, jnp.zeros(launches.STATE), noise)[0]
+    return jax.lax.scan(step, jnp.zeros(variants.STATE), noise)[0]
 
 
 # --- 3.2 a step fused_scan accepts ------------------------------------------
@@ -334,30 +341,31 @@ def filter_roll(history, x):
 
 
 def filter_shift_backwards(history, x):
-    shift = jnp.eye(rewrites.TAPS, k=-1, dtype=history.dtype)
-    last = jnp.arange(rewrites.TAPS) == rewrites.TAPS - 1
+    shift = jnp.eye(launches_exercises.TAPS, k=-1, dtype=history.dtype)
+    last = jnp.arange(launches_exercises.TAPS) == launches_exercises.TAPS - 1
     history = shift @ history + jnp.where(last, x, 0.0)
     return history, jnp.tanh(history.mean())
 
 
 def filter_no_tanh(history, x):
-    shift = jnp.eye(rewrites.TAPS, k=1, dtype=history.dtype)
-    last = jnp.arange(rewrites.TAPS) == rewrites.TAPS - 1
+    shift = jnp.eye(launches_exercises.TAPS, k=1, dtype=history.dtype)
+    last = jnp.arange(launches_exercises.TAPS) == launches_exercises.TAPS - 1
     history = shift @ history + jnp.where(last, x, 0.0)
     return history, history.mean()
 
 
 def filter_where(history, x):
-    index = jnp.arange(rewrites.TAPS)
-    moved = jnp.eye(rewrites.TAPS, k=1, dtype=history.dtype) @ history
-    history = jnp.where(index == rewrites.TAPS - 1, x, moved)
-    return history, jnp.tanh(jnp.sum(history) / rewrites.TAPS)
+    taps = launches_exercises.TAPS
+    index = jnp.arange(taps)
+    moved = jnp.eye(taps, k=1, dtype=history.dtype) @ history
+    history = jnp.where(index == taps - 1, x, moved)
+    return history, jnp.tanh(jnp.sum(history) / taps)
 
 
 def filter_one_hot(history, x):
-    shift = jnp.eye(rewrites.TAPS, k=1, dtype=history.dtype)
-    slot = (jnp.arange(rewrites.TAPS) == rewrites.TAPS - 1).astype(
-        history.dtype)
+    taps = launches_exercises.TAPS
+    shift = jnp.eye(taps, k=1, dtype=history.dtype)
+    slot = (jnp.arange(taps) == taps - 1).astype(history.dtype)
     history = jnp.dot(shift, history) + x * slot
     return history, jnp.tanh(history.mean())
 
@@ -365,25 +373,25 @@ def filter_one_hot(history, x):
 # --- 3.3 a trip count XLA can see -----------------------------------------
 
 def make_loop_traced_lambda():
-    return jax.jit(lambda w, k, s: launches.run_steps(w, k, s))
+    return jax.jit(lambda w, k, s: variants.run_steps(w, k, s))
 
 
 def make_loop_not_jitted():
-    return launches.run_steps
+    return variants.run_steps
 
 
 def make_loop_changed_body():
-    return jax.jit(lambda w, k, steps: launches.run_steps(w, k, steps + 1),
+    return jax.jit(lambda w, k, steps: variants.run_steps(w, k, steps + 1),
                    static_argnums=2)
 
 
 def make_loop_by_name():
-    return jax.jit(launches.run_steps, static_argnames="steps")
+    return jax.jit(variants.run_steps, static_argnames="steps")
 
 
 def make_loop_wrapped():
     def loop(weights, key, steps):
-        return launches.run_steps(weights, key, steps)
+        return variants.run_steps(weights, key, steps)
 
     return jax.jit(loop, static_argnums=(2,))
 
@@ -613,7 +621,7 @@ def fusions_under_same_process(xla_flags):
 
 
 def fusions_under_child_without_flags(xla_flags):
-    return flags.in_child("reduction", "", {"JAX_PLATFORMS": "cpu"})[
+    return flag_runs.in_child("reduction", "", {"JAX_PLATFORMS": "cpu"})[
         "fusion kinds"]
 
 
@@ -627,7 +635,7 @@ def fusions_under_any_flag(xla_flags):
 
 
 def _compile_reduction_here(options):
-    fn, args = flags.reduction_program(64)
+    fn, args = flag_runs.reduction_program(64)
     args = jax.device_put(args, jax.devices("cpu")[0])
     return fn.lower(*args).compile(compiler_options=options).as_text()
 
@@ -648,9 +656,9 @@ def fusions_under_compiler_options(xla_flags):
 _SCRIPT = """
 import json
 import jax
-from helpers import hlo
-from helpers.workbook import flags
-fn, args = flags.reduction_program(64)
+from helpers.xla import hlo
+from helpers.workbook.ch06_xla_flags import flag_runs
+fn, args = flag_runs.reduction_program(64)
 text = fn.lower(*args).compile().as_text()
 print(json.dumps(hlo.launch_summary(text)["fusion kinds"]))
 """
@@ -676,18 +684,18 @@ def known_by_a_list_seen_once(candidates):
 
 
 def known_sorted(candidates):
-    from helpers import xla_flags
+    from helpers.xla import xla_flags
     rejected = set(xla_flags.unknown(candidates))
     return sorted(c for c in candidates if c not in rejected)
 
 
 def known_one_at_a_time(candidates):
-    from helpers import xla_flags
+    from helpers.xla import xla_flags
     return [c for c in candidates if not xla_flags.unknown([c])]
 
 
 def known_as_tuple(candidates):
-    from helpers import xla_flags
+    from helpers.xla import xla_flags
     rejected = xla_flags.unknown(candidates)
     return tuple(c for c in candidates if c not in rejected)
 
@@ -727,7 +735,7 @@ def specs_tuple_axis():
 # --- 7.2 a ring without deadlock ------------------------------------------
 
 def pass_along_forward_only(y):
-    forward = [(s, s + 1) for s in range(scaling.DEVICES - 1)]
+    forward = [(s, s + 1) for s in range(multi_gpu_exercises.DEVICES - 1)]
     sent = sendrecv.psend(y, "stage", forward)
     like = jax.ShapeDtypeStruct(y.shape, y.dtype)
     return sendrecv.precv(sent, like, "stage", forward)
@@ -738,21 +746,23 @@ def pass_along_nothing(y):
 
 
 def pass_along_back_edge_by_send(y):
-    back = [(scaling.DEVICES - 1, 0)]
+    back = [(multi_gpu_exercises.DEVICES - 1, 0)]
     sent = sendrecv.psend(y, "stage", back)
     like = jax.ShapeDtypeStruct(y.shape, y.dtype)
     return sendrecv.precv(sent, like, "stage", back)
 
 
 def pass_along_one_permute(y):
-    ring = [(s, (s + 1) % scaling.DEVICES) for s in range(scaling.DEVICES)]
+    devices = multi_gpu_exercises.DEVICES
+    ring = [(s, (s + 1) % devices) for s in range(devices)]
     return jax.lax.ppermute(y, "stage", ring)
 
 
 def pass_along_two_permutes(y):
-    forward = [(s, s + 1) for s in range(scaling.DEVICES - 1)]
+    last = multi_gpu_exercises.DEVICES - 1
+    forward = [(s, s + 1) for s in range(last)]
     from_previous = jax.lax.ppermute(y, "stage", forward)
-    from_last = jax.lax.ppermute(y, "stage", [(scaling.DEVICES - 1, 0)])
+    from_last = jax.lax.ppermute(y, "stage", [(last, 0)])
     return jnp.where(jax.lax.axis_index("stage") == 0, from_last,
                      from_previous)
 
@@ -941,11 +951,11 @@ ATTEMPTS = {
                                     "not from the flag's text"},
                       "right": [fusions_under_compiler_options,
                                 fusions_under_subprocess]},
-    "known": {"starter": "helpers.xla_flags.unknown",
-              "wrong": {known_by_prefix: "helpers.xla_flags.unknown",
+    "known": {"starter": "helpers.xla.xla_flags.unknown",
+              "wrong": {known_by_prefix: "helpers.xla.xla_flags.unknown",
                         known_by_a_list_seen_once:
-                            "helpers.xla_flags.unknown",
-                        known_sorted: "helpers.xla_flags.unknown"},
+                            "helpers.xla.xla_flags.unknown",
+                        known_sorted: "helpers.xla.xla_flags.unknown"},
               "right": [known_one_at_a_time, known_as_tuple]},
     "block_specs": {"starter": "w_out by its rows",
                     "wrong": {specs_swapped: "w_out by its rows",
@@ -1032,10 +1042,10 @@ def test_the_solution_passes_and_checks_quickly(answer):
 @pytest.mark.slow
 def test_a_graded_part_is_said_and_passes_only_on_a_gpu():
     # what a CPU cannot grade: the GPU time targets, and psend
-    from helpers import env
+    from helpers.measuring import machine
     partial = {a for a in ATTEMPTS
                if _solution_report(a).status == "passed where graded"}
-    if env.on_gpu():
+    if machine.on_gpu():
         assert partial <= {"pass_along"}  # one GPU: psend needs four
     else:
         assert partial >= {"bmv", "batched_loss", "pass_along"}
@@ -1048,9 +1058,9 @@ def test_a_graded_part_is_said_and_passes_only_on_a_gpu():
 
 @pytest.mark.slow
 def test_the_flags_offered_in_exercise_6_3_are_real_here():
-    from helpers import xla_flags
-    assert xla_flags.unknown(drills._REAL_FLAGS) == []
-    offered = drills.candidates(random.Random(0))
+    from helpers.xla import xla_flags
+    assert xla_flags.unknown(xla_flags_exercises._REAL_FLAGS) == []
+    offered = xla_flags_exercises.candidates(random.Random(0))
     assert len(xla_flags.unknown(offered)) == 1
 
 
@@ -1085,7 +1095,7 @@ def _holm_sorting_its_input(p_values, alpha=0.05):
     ("significant", _holm_sorting_its_input),
     ("time_call", lambda f, x, n=10: 0.02),  # the chapter's number
     ("make_loop", lambda: jax.jit(
-        lambda w, k, steps: launches.run_steps(w, k, 200))),
+        lambda w, k, steps: variants.run_steps(w, k, 200))),
     ("matmul_floor", lambda b, m, k, n, itemsize, bandwidth, flop_rate:
         max(itemsize * b * (m * k + k + m) / bandwidth,
             2 * b * m * k * n / flop_rate)),  # chapter 2's count, copied

@@ -3,8 +3,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import criteria
-from helpers import exercises as ex
+from helpers.grading import criteria
+from helpers.grading import exercises as ex
 
 CASES = [(np.arange(4.0),), (np.linspace(-1, 1, 7),)]
 DOUBLE = ex.Exercise("Double it", [ex.matches_reference(
@@ -116,7 +116,7 @@ def test_bad_exercise_input():
 
 
 def test_matches_reference_compares_booleans():
-    from helpers.exercises import matches_reference
+    from helpers.grading.exercises import matches_reference
 
     criterion = matches_reference(lambda x: x > 0, [(np.arange(-2, 3),)])
     assert criterion(lambda x: x > 0).status == "pass"
@@ -151,7 +151,7 @@ def test_faster_than_judges_interleaved_runs(monkeypatch):
     assert ex.faster_than(_slow_double, (x,))(
         lambda a: 2 * a).status == "skip"
     # on a CPU the rule the GPU applies can still be exercised
-    monkeypatch.setattr(criteria.env, "on_gpu", lambda: True)
+    monkeypatch.setattr(criteria.machine, "on_gpu", lambda: True)
     fast = ex.faster_than(_slow_double, (x,), repeat=10)(lambda a: 2 * a)
     assert fast.status == "pass" and "starter's" in fast.detail
     slow = ex.faster_than(lambda a: 2 * a, (x,), repeat=10,

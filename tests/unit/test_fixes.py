@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import crosscompile
-from helpers.workbook import fixes
+from helpers.workbook.ch02_fusion import fixes
+from helpers.xla import crosscompile
 
 
 @pytest.mark.slow

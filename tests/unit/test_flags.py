@@ -3,16 +3,18 @@ registry of the book's flags."""
 
 import pytest
 
-from helpers import child, crosscompile, flag_registry, xla_flags
-from helpers.workbook import flags, launches_gpu
+from helpers.workbook.ch03_launches import on_gpu
+from helpers.workbook.ch06_xla_flags import flag_runs
+from helpers.xla import crosscompile, flag_registry, fresh_process, xla_flags
 
 OWN_FUSIONS = "--xla_cpu_experimental_ynn_fusion_type="
 
 
 @pytest.mark.slow
 def test_a_flag_in_a_child_changes_the_compiled_module():
-    default = flags.in_child("reduction", "", {"JAX_PLATFORMS": "cpu"})
-    own = flags.in_child("reduction", OWN_FUSIONS, {"JAX_PLATFORMS": "cpu"})
+    default = flag_runs.in_child("reduction", "", {"JAX_PLATFORMS": "cpu"})
+    own = flag_runs.in_child("reduction", OWN_FUSIONS,
+                             {"JAX_PLATFORMS": "cpu"})
     assert "kCustom" in default["fusion kinds"]
     assert "kCustom" not in own["fusion kinds"]
     assert own["fusion kinds"].get("kLoop", 0) >= 1
@@ -22,8 +24,8 @@ def test_a_flag_in_a_child_changes_the_compiled_module():
 @pytest.mark.slow
 def test_an_unknown_flag_kills_only_the_child():
     made_up = "--xla_" + "no_such_flag=1"
-    with pytest.raises(child.ChildFailed) as err:
-        flags.in_child("reduction", made_up)
+    with pytest.raises(fresh_process.ChildFailed) as err:
+        flag_runs.in_child("reduction", made_up)
     assert err.value.returncode != 0 and "Unknown flag" in err.value.output
 
 
@@ -31,24 +33,24 @@ def test_an_unknown_flag_kills_only_the_child():
 def test_automatic_pgle_compiles_the_program_a_second_time():
     # JAX profiles the first JAX_PGLE_PROFILING_RUNS calls, then compiles
     # again; the evidence chapter 6 shows, measurable on a CPU
-    without = child.call(flags.measure_jit, "small_kernels", 4, 3)
-    with_pgle = child.call(flags.measure_jit, "small_kernels", 4, 3,
-                           env=flags.PGLE)
+    without = fresh_process.call(flag_runs.measure_jit, "small_kernels", 4, 3)
+    with_pgle = fresh_process.call(flag_runs.measure_jit, "small_kernels",
+                                   4, 3, env=flag_runs.PGLE)
     assert (without["compilations"], with_pgle["compilations"]) == (1, 2)
     assert with_pgle["pgle"] and not without["pgle"]
     with pytest.raises(ValueError, match="must exceed"):
-        flags.measure_jit("small_kernels", calls=2)
+        flag_runs.measure_jit("small_kernels", calls=2)
 
 
 @pytest.mark.slow
 def test_the_gpu_measurement_runs_here_as_a_dry_run():
     # every child of the GPU recording, on this CPU at its small sizes: XLA
     # parses the GPU flags here too, so no code path is new on the GPU
-    out = flags.measure_on_gpu({"reduction": ["", "--xla_gpu_autotune_"
+    out = flag_runs.measure_on_gpu({"reduction": ["", "--xla_gpu_autotune_"
                                               "level=0", "--xla_made_up=1"]},
                                repeat=3)
     rows = out["rows"]
-    assert [r["flags"] for r in rows][:2] == ["(none)", flags.AGAIN]
+    assert [r["flags"] for r in rows][:2] == ["(none)", flag_runs.AGAIN]
     assert all(r["median s"] > 0 and r["wall s"] > 0 for r in rows[:3])
     # the same program in two processes compiles to the same module
     assert rows[0]["module"] == rows[1]["module"]
@@ -62,20 +64,20 @@ def test_a_module_digest_ignores_metadata_but_not_the_program():
            'source_file="a.py"}')
     other = ('%a = f32[2] add(%x, %y), metadata={op_name="jit(g)/add" '
              'source_file="b.py"}')
-    assert flags.module_digest(one) == flags.module_digest(other)
-    assert flags.module_digest(one) != flags.module_digest(
+    assert flag_runs.module_digest(one) == flag_runs.module_digest(other)
+    assert flag_runs.module_digest(one) != flag_runs.module_digest(
         one.replace("add(", "multiply("))
 
 
 def test_unknown_programs_are_named():
     with pytest.raises(ValueError, match="choose one of"):
-        flags.in_child("no such program")
+        flag_runs.in_child("no such program")
 
 
 @pytest.mark.slow
 def test_every_program_measures_here():
-    for name in flags.PROGRAMS:
-        result = flags.measure(name, repeat=3)
+    for name in flag_runs.PROGRAMS:
+        result = flag_runs.measure(name, repeat=3)
         assert result["program"] == name and result["kernels"] >= 1
 
 
@@ -134,15 +136,15 @@ def test_effective_names_its_backends():
 
 
 def test_command_buffer_settings_add_only_while():
-    settings = launches_gpu.graph_settings("FUSION,CONDITIONAL")
+    settings = on_gpu.graph_settings("FUSION,CONDITIONAL")
     assert settings["default + WHILE"] == (
         "--xla_gpu_enable_command_buffer=FUSION,CONDITIONAL,WHILE")
     assert settings["smallest graphs"] == "--xla_gpu_graph_min_graph_size=1"
     assert settings["graphs off"] == "--xla_gpu_enable_command_buffer="
-    assert launches_gpu.graph_settings("(no CUDA plugin here)")[
+    assert on_gpu.graph_settings("(no CUDA plugin here)")[
         "default + WHILE"] is None
     with pytest.raises(ValueError, match="not known"):
-        launches_gpu.measure_command_buffers("(no CUDA plugin here)", [])
+        on_gpu.measure_command_buffers("(no CUDA plugin here)", [])
 
 
 @pytest.mark.slow

@@ -2,9 +2,8 @@
 
 import pytest
 
-from helpers import recorded
-from helpers.workbook import flags
-from helpers.workbook import flags_verdicts as verdicts
+from helpers.measuring import recorded
+from helpers.workbook.ch06_xla_flags import flag_runs, verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
 
@@ -18,7 +17,7 @@ def row(flag, seconds, module="aaa", program="matmul_epilogue",
 
 
 def effects(again, setting, module="aaa", compile_s=1.0):
-    return {"rows": [row("(none)", 1.0), row(flags.AGAIN, again),
+    return {"rows": [row("(none)", 1.0), row(flag_runs.AGAIN, again),
                      row("--flag", setting, module, compile_s=compile_s)]}
 
 

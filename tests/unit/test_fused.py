@@ -8,8 +8,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import fused, pallas_ir
-from helpers.fused import fused_scan, unsupported_operations
+from helpers.measuring import machine
+from helpers.pallas import scan
+from helpers.pallas.scan import fused_scan
+from helpers.pallas.triton import ir
+from helpers.pallas.triton.ir import unsupported_operations
 
 W = jnp.linspace(-1.0, 1.0, 16).reshape(4, 4)
 XS = jnp.sin(jnp.arange(40.0).reshape(10, 4))
@@ -166,8 +169,8 @@ def test_padded_kernel_under_vmap():
 
 def gpu_kernels(fn, *args):
     try:
-        return pallas_ir.triton_modules(fn, *args)
-    except pallas_ir.LoweringUnavailable as err:
+        return ir.triton_modules(fn, *args)
+    except ir.LoweringUnavailable as err:
         pytest.skip(str(err))
 
 
@@ -201,13 +204,12 @@ def test_unpadded_odd_shapes_are_refused_with_triton_reason():
 
 def test_triton_modules_needs_a_kernel():
     with pytest.raises(ValueError, match="no pallas_call"):
-        pallas_ir.triton_modules(jnp.sin, jnp.ones(4))
+        ir.triton_modules(jnp.sin, jnp.ones(4))
 
 
 def test_a_gpu_too_old_for_pallas_gets_the_interpreter(monkeypatch):
-    from helpers import env
-    monkeypatch.setattr(env, "on_gpu", lambda: True)
-    monkeypatch.setattr(env, "gpu_arch", lambda: (7, 5))  # a T4
+    monkeypatch.setattr(machine, "on_gpu", lambda: True)
+    monkeypatch.setattr(machine, "gpu_arch", lambda: (7, 5))  # a T4
     with pytest.warns(UserWarning, match=r"compute capability 8\.0.*7\.5"):
         got = fused_scan(mlp_step, INIT, XS)
     assert_trees_close(got, jax.lax.scan(mlp_step, INIT, XS))
@@ -215,13 +217,13 @@ def test_a_gpu_too_old_for_pallas_gets_the_interpreter(monkeypatch):
 
 def test_the_backward_kernel_is_checked_too(monkeypatch):
     checked = []
-    real = fused._refuse_unlowerable
+    real = scan._refuse_unlowerable
 
     def spy(fn, length, reverse, *rest):
         checked.append(reverse)
         return real(fn, length, reverse, *rest)
 
-    monkeypatch.setattr(fused, "_refuse_unlowerable", spy)
+    monkeypatch.setattr(scan, "_refuse_unlowerable", spy)
     jax.grad(lambda w: _loss(fused_scan, INIT, XS, w))(W)
     assert checked == [False, True]  # the forward loop, then the reverse
     checked.clear()

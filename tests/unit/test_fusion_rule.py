@@ -1,9 +1,10 @@
-"""XLA:GPU's reduction rule restated in helpers.workbook.fusion."""
+"""XLA:GPU's reduction rule restated in
+helpers.workbook.ch02_fusion.reductions."""
 
 import pytest
 
-from helpers import crosscompile
-from helpers.workbook import fusion
+from helpers.workbook.ch02_fusion import reductions
+from helpers.xla import crosscompile
 
 
 @pytest.mark.parametrize("k, kind", [
@@ -11,36 +12,36 @@ from helpers.workbook import fusion
     (16, "kInput"), (24, "kLoop"), (25, "kLoop"), (31, "kLoop"),
     (32, "kInput"), (35, "kInput"), (64, "kInput")])
 def test_row_reduction_of_the_source_problem(k, kind):
-    assert fusion.reduction_shape((1000, 1000, 3, k), [3]) == (
+    assert reductions.reduction_shape((1000, 1000, 3, k), [3]) == (
         "row", (1, 3_000_000, k))
-    assert fusion.reduction_kind((1000, 1000, 3, k), [3]) == kind
+    assert reductions.reduction_kind((1000, 1000, 3, k), [3]) == kind
 
 
 def test_column_reduction_over_a_major_dimension():
-    assert fusion.reduction_shape((25, 3, 1000), [0]) == (
+    assert reductions.reduction_shape((25, 3, 1000), [0]) == (
         "column", (1, 25, 3000))
-    assert fusion.reduction_kind((25, 3, 1000), [0]) == "kLoop"  # 25 < 32
-    assert fusion.reduction_kind((40, 3, 1000), [0]) == "kInput"
+    assert reductions.reduction_kind((25, 3, 1000), [0]) == "kLoop"  # 25 < 32
+    assert reductions.reduction_kind((40, 3, 1000), [0]) == "kInput"
 
 
 def test_full_and_middle_reductions():
-    assert fusion.reduction_shape((4, 8), [0, 1]) == ("row", (1, 1, 32))
+    assert reductions.reduction_shape((4, 8), [0, 1]) == ("row", (1, 1, 32))
     # reducing the middle of (R, K, R): a column reduction per batch
-    assert fusion.reduction_shape((7, 64, 5), [1]) == (
+    assert reductions.reduction_shape((7, 64, 5), [1]) == (
         "column", (7, 64, 5))
     # kept dims (0, 2) not adjacent, reduced (1, 3) not adjacent either
-    assert fusion.reduction_kind((4, 5, 6, 7), [1, 3]) == "kLoop"
+    assert reductions.reduction_kind((4, 5, 6, 7), [1, 3]) == "kLoop"
 
 
 def test_bad_dimensions_are_named():
     with pytest.raises(ValueError, match=r"\[3\] must be indices"):
-        fusion.reduction_shape((4, 5), [3])
+        reductions.reduction_shape((4, 5), [3])
     with pytest.raises(ValueError, match="must be indices"):
-        fusion.reduction_shape((4, 5), [])
+        reductions.reduction_shape((4, 5), [])
 
 
 def test_bytes_moved_counts_inputs_and_output():
-    assert fusion.bytes_moved(10, 25, 4) == 4 * 10 * (75 + 25 + 3)
+    assert reductions.bytes_moved(10, 25, 4) == 4 * 10 * (75 + 25 + 3)
 
 
 # Row, column and full reductions of several sizes: each compiled for an
@@ -59,9 +60,9 @@ RULE_CASES = [
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_rule_agrees_with_xla_gpu_compiling_for_an_h100():
-    truth = crosscompile.run(fusion.reduce_kinds_on_gpu,
+    truth = crosscompile.run(reductions.reduce_kinds_on_gpu,
                              RULE_CASES)
-    rule = [fusion.reduction_kind(shape, reduced)
+    rule = [reductions.reduction_kind(shape, reduced)
             for shape, reduced in RULE_CASES]
     wrong = [(case, r, t) for case, r, t in zip(RULE_CASES, rule, truth)
              if r != t]

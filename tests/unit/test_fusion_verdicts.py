@@ -2,15 +2,15 @@
 
 import pytest
 
-from helpers import recorded, roofline
-from helpers.workbook import fusion_verdicts as verdicts
-from helpers.workbook import measuring_verdicts
+from helpers.measuring import recorded, roofline
+from helpers.workbook.ch01_measuring import recording as measuring_recording
+from helpers.workbook.ch02_fusion import verdicts as fusion_verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
 
 
 def first_copy_gbps():
-    return measuring_verdicts.copy_rates(
+    return measuring_recording.copy_rates(
         recorded.load("01_measuring/summary")["data"]).device
 
 
@@ -35,16 +35,16 @@ def recording(times, versions=("a @ b",), fusions="kInput reduce",
 
 
 def test_the_first_recording_shows_no_cliff_by_the_wall_clock():
-    rows = verdicts.table(recorded.load("02_fusion/sweep")["data"],
+    rows = fusion_verdicts.table(recorded.load("02_fusion/sweep")["data"],
                           first_copy_gbps())
-    text = verdicts.cliff(rows, GPU)
+    text = fusion_verdicts.cliff(rows, GPU)
     assert "the wall clock" in text and "no cliff" in text
     assert "0.87 times as long" in text
 
 
 def test_a_wall_clock_recording_needs_the_device_time_ceiling():
     with pytest.raises(ValueError, match="copy_gbps"):
-        verdicts.table(recorded.load("02_fusion/sweep")["data"])
+        fusion_verdicts.table(recorded.load("02_fusion/sweep")["data"])
 
 
 @pytest.mark.parametrize("slow32, slow64, says", [
@@ -53,19 +53,20 @@ def test_a_wall_clock_recording_needs_the_device_time_ceiling():
     (5.0, 1.0, "a cliff in float32 only"),
 ])
 def test_the_cliff_is_decided_by_the_data(slow32, slow64, says):
-    rows = verdicts.table(recording({("a @ b", "float32", 25): slow32,
+    rows = fusion_verdicts.table(recording({("a @ b", "float32", 25): slow32,
                                      ("a @ b", "float64", 25): slow64}))
-    text = verdicts.cliff(rows, GPU)
+    text = fusion_verdicts.cliff(rows, GPU)
     assert says in text and "(device time)" in text
 
 
 def test_the_autotuners_choices_are_counted_from_the_run():
-    rows = verdicts.table(recorded.load("02_fusion/sweep")["data"],
+    rows = fusion_verdicts.table(recorded.load("02_fusion/sweep")["data"],
                           first_copy_gbps())
-    text = verdicts.autotuned(rows, GPU)
+    text = fusion_verdicts.autotuned(rows, GPU)
     assert "for 22 of its 30" in text and "in 8 of 30" in text
-    kept = verdicts.table(recording({}, fusions="kLoop reduce"))
-    assert "kept every heuristic choice" in verdicts.autotuned(kept, GPU)
+    kept = fusion_verdicts.table(recording({}, fusions="kLoop reduce"))
+    text = fusion_verdicts.autotuned(kept, GPU)
+    assert "kept every heuristic choice" in text
 
 
 def test_the_goal_is_met_or_not_by_device_time():
@@ -73,23 +74,23 @@ def test_the_goal_is_met_or_not_by_device_time():
     fast = {("pad K", d, k): 0.0001 for d in ("float32", "float64")
             for k in (10, 25, 35, 50)}
     # pad K at 1e-4 ms is far over the ceiling: an error, never a pass
-    over = verdicts.table(recording(fast, versions, copy_gbps=3000.0))
-    assert roofline.ABOVE_CEILING in verdicts.goal(over, GPU)
+    over = fusion_verdicts.table(recording(fast, versions, copy_gbps=3000.0))
+    assert roofline.ABOVE_CEILING in fusion_verdicts.goal(over, GPU)
     # bytes of (1e6, 3, 50) @ (1e6, 50, 1) in float32 over 0.25 ms
-    met = {("pad K", d, k): verdicts.fusion.bytes_moved(
+    met = {("pad K", d, k): fusion_verdicts.reductions.bytes_moved(
         10**6, k, 8 if d == "float64" else 4) / 0.9 / 3e12 * 1e3
         for d in ("float32", "float64") for k in (10, 25, 35, 50)}
-    rows = verdicts.table(recording(met, versions))
-    assert "goal is met" in verdicts.goal(rows, GPU)
-    assert "*pad K*" in verdicts.goal(rows, GPU)
-    rows = verdicts.table(recording({}, versions))  # 1 ms everywhere
-    assert "goal is not met" in verdicts.goal(rows, GPU)
+    rows = fusion_verdicts.table(recording(met, versions))
+    assert "goal is met" in fusion_verdicts.goal(rows, GPU)
+    assert "*pad K*" in fusion_verdicts.goal(rows, GPU)
+    rows = fusion_verdicts.table(recording({}, versions))  # 1 ms everywhere
+    assert "goal is not met" in fusion_verdicts.goal(rows, GPU)
 
 
 def test_a_wall_clock_goal_waits_for_device_time():
-    rows = verdicts.table(recorded.load("02_fusion/fixes")["data"],
+    rows = fusion_verdicts.table(recorded.load("02_fusion/fixes")["data"],
                           first_copy_gbps())
-    text = verdicts.goal(rows, GPU, host_part_us=155)
+    text = fusion_verdicts.goal(rows, GPU, host_part_us=155)
     assert "lower bounds" in text and "155 µs" in text
     assert "goal is met" not in text and "goal is not met" not in text
 
@@ -114,7 +115,8 @@ def autotuner_recording(on25, off25):
     (1.0, 1.0, "no cliff either way"),
 ])
 def test_the_autotuners_part_is_decided_by_the_data(on25, off25, says):
-    text = verdicts.autotuner_part(autotuner_recording(on25, off25), GPU)
+    recording = autotuner_recording(on25, off25)
+    text = fusion_verdicts.autotuner_part(recording, GPU)
     assert says in text
 
 
@@ -123,4 +125,4 @@ def test_the_autotuners_part_needs_both_ks():
     keep = [i for i, k in enumerate(data["rows"]["K"]) if k != 35]
     data["rows"] = {c: [v[i] for i in keep]
                     for c, v in data["rows"].items()}
-    assert verdicts.autotuner_part(data, GPU) is None
+    assert fusion_verdicts.autotuner_part(data, GPU) is None

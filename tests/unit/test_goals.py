@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.workbook import goals
+from helpers.workbook.ch09_reproducibility import goals
 
 CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 

@@ -30,10 +30,10 @@ kernelspec:
 ```
 
 ```{code-cell} ipython3
-from helpers import env, recorded
+from helpers.measuring import machine, recorded
 
 recorded.save("90_probe/result", {"ok": 1})
-fixture = recorded.path_for("90_probe/profile", env.device_slug()
+fixture = recorded.path_for("90_probe/profile", machine.device_slug()
                              ).with_suffix("")
 (fixture / "plugins").mkdir(parents=True)
 (fixture / "plugins" / "h.xplane.pb").write_bytes(b"planes")

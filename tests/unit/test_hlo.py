@@ -2,7 +2,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from helpers import hlo
+from helpers.xla import hlo
 
 X = jnp.ones((64, 32), jnp.float32)
 
@@ -230,7 +230,7 @@ SHARD_MAP_PROGRAM = """
 import jax, jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 jax.config.update("jax_num_cpu_devices", 4)
-from helpers import hlo
+from helpers.xla import hlo
 mesh = jax.make_mesh((2, 2), ("x", "y"))
 def body(v):
     s = jax.lax.psum(v, "x")

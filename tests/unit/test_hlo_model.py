@@ -1,4 +1,4 @@
-"""helpers.hlo reads HLO text once into a typed model, whatever form XLA
+"""helpers.xla.hlo reads HLO text once into a typed model, whatever form XLA
 prints: tiled and memory-space layouts, names and operands with or without
 `%`, operands with or without their shapes, backend configs bare or
 quoted, scheduled modules, stack-frame tables after the module. The
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import hlo
+from helpers.xla import hlo
 
 TEXTS = Path(__file__).parent / "hlo_texts"
 

@@ -7,22 +7,23 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import crosscompile, lanes
-from helpers.workbook import launches, launches_gpu
+from helpers.pallas.mosaic import chains
+from helpers.workbook.ch03_launches import for_h100, on_gpu, variants
+from helpers.xla import crosscompile
 
-WEIGHTS = launches.init_weights(jax.random.key(0))
+WEIGHTS = variants.init_weights(jax.random.key(0))
 KEY = jax.random.key(1)
 STEPS = 64
 
 
 def run(name, steps=STEPS):
-    variant = launches.VARIANTS[name]
+    variant = variants.VARIANTS[name]
     return np.asarray(variant(WEIGHTS, KEY,
-                              launches.steps_argument(variant, steps)))
+                              variants.steps_argument(variant, steps)))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("group", launches.SAME_NOISE)
+@pytest.mark.parametrize("group", variants.SAME_NOISE)
 def test_variants_with_the_same_noise_agree(group):
     first = run(group[0])
     for name in group[1:]:
@@ -33,14 +34,14 @@ def test_variants_with_the_same_noise_agree(group):
 @pytest.mark.slow
 def test_float64_weights_give_a_float64_state():
     with jax.enable_x64(True):
-        weights = launches.init_weights(KEY, dtype=jnp.float64)
-        assert launches.scan_hoisted(weights, KEY, 8).dtype == jnp.float64
+        weights = variants.init_weights(KEY, dtype=jnp.float64)
+        assert variants.scan_hoisted(weights, KEY, 8).dtype == jnp.float64
 
 
 def test_launch_counts_follow_the_fixes():
-    per_step = {name: launches.launches_per_step(
-        variant, WEIGHTS, KEY, launches.steps_argument(variant, STEPS))
-        for name, variant in launches.VARIANTS.items()}
+    per_step = {name: variants.launches_per_step(
+        variant, WEIGHTS, KEY, variants.steps_argument(variant, STEPS))
+        for name, variant in variants.VARIANTS.items()}
     # the unknown trip count adds the condition to every step
     assert per_step["while, traced bound"] == \
         per_step["while, static bound"] + 1
@@ -49,15 +50,15 @@ def test_launch_counts_follow_the_fixes():
 
 
 def test_unrolling_divides_launches_per_step():
-    one = launches.launches_per_step(launches.scan_hoisted, WEIGHTS, KEY,
+    one = variants.launches_per_step(variants.scan_hoisted, WEIGHTS, KEY,
                                      STEPS)
-    eight = launches.launches_per_step(launches.scan_hoisted, WEIGHTS, KEY,
+    eight = variants.launches_per_step(variants.scan_hoisted, WEIGHTS, KEY,
                                        STEPS, unroll=8)
     assert eight < one
 
 
 def test_measure_returns_a_row_per_variant_and_dtype():
-    rows = launches.measure(["scan, softplus hoisted"], steps=STEPS,
+    rows = variants.measure(["scan, softplus hoisted"], steps=STEPS,
                             repeat=2)
     assert [(r["variant"], r["dtype"]) for r in rows] == [
         ("scan, softplus hoisted", "float32"),
@@ -67,20 +68,20 @@ def test_measure_returns_a_row_per_variant_and_dtype():
 
 @pytest.mark.slow
 def test_grid_covers_every_setting():
-    rows = launches.measure_grid([16, 32], [1, 4], [12], repeat=1)
+    rows = variants.measure_grid([16, 32], [1, 4], [12], repeat=1)
     assert {(r["steps"], r["unroll"]) for r in rows} == {
         (16, 1), (16, 4), (32, 1), (32, 4)}
 
 
 @pytest.mark.slow
 def test_goals_are_measured_in_one_run():
-    goals = launches_gpu.measure_goals(steps=16, chains=3, repeat=1)
+    goals = on_gpu.measure_goals(steps=16, chains=3, repeat=1)
     assert set(goals["one_chain_s"]) == {
         "gpu fused_scan", "gpu fused_scan, triton", "gpu while, traced bound",
         "cpu scan, softplus hoisted", "cpu while, traced bound"}
     times = dict(goals["many_chains_s"])
     mosaic = times.pop("gpu fused, one chain per thread")
-    if lanes.interpreter_missing():  # a failure is recorded, not raised
+    if chains.interpreter_missing():  # a failure is recorded, not raised
         assert mosaic.startswith("failed: NotImplementedError")
     else:
         assert mosaic > 0
@@ -89,7 +90,7 @@ def test_goals_are_measured_in_one_run():
 
 @pytest.mark.slow
 def test_flags_run_in_a_fresh_process():
-    rows = launches_gpu.measure_with_flags("", ["while, static bound"],
+    rows = on_gpu.measure_with_flags("", ["while, static bound"],
                                        steps=16, repeat=1)
     assert {r["variant"] for r in rows} == {"while, static bound"}
 
@@ -97,7 +98,7 @@ def test_flags_run_in_a_fresh_process():
 @pytest.mark.slow
 def test_a_failing_flag_run_says_which_flags():
     with pytest.raises(RuntimeError, match="--not_a_flag"):
-        launches_gpu.measure_with_flags(
+        on_gpu.measure_with_flags(
             "--not_a_flag", ["while, static bound"], steps=16, repeat=1)
 
 
@@ -107,13 +108,14 @@ def test_a_failing_flag_run_says_which_flags():
 def test_kernels_per_step_as_xla_gpu_compiles_them_for_an_h100():
     # The chapter's own call (8000 steps): a test run compiles it once.
     rows = {r["variant"]: r for r in crosscompile.run(
-        launches_gpu.launches_on_gpu, launches.STEPS)}
+        for_h100.launches_on_gpu, variants.STEPS)}
     per_step = {name: r["launches per step"] for name, r in rows.items()}
     # the unknown trip count adds the condition's kernel to every step
     assert per_step["while, traced bound"] == (
         per_step["while, static bound"] + 1)
     assert per_step["scan, noise outside"] < per_step["scan, split per step"]
-    # the whole loop is one Mosaic GPU kernel on Hopper (helpers.lanes)
+    # the whole loop is one Mosaic GPU kernel on Hopper
+    # (helpers.pallas.mosaic.chains)
     fused = rows["fused_scan (one kernel)"]
     assert fused["custom calls"] == ["mosaic_gpu_v2"]
     assert fused["launches per step"] < 0.1

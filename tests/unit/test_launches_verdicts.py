@@ -2,8 +2,8 @@
 
 import pytest
 
-from helpers import recorded
-from helpers.workbook import launches_verdicts as verdicts
+from helpers.measuring import recorded
+from helpers.workbook.ch03_launches import verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
 # XLA:GPU's thunk sequence for an H100 (jaxlib 0.10.2): which loop bodies

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from helpers import recorded, roofline
-from helpers.workbook import measuring_verdicts as verdicts
+from helpers.measuring import recorded, roofline
+from helpers.workbook.ch01_measuring import recording, verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
 
@@ -72,8 +72,8 @@ def device_recording(**changes):
 
 def test_the_first_recording_reads_as_it_is():
     data = first_recording()
-    assert not verdicts.by_device_clock(data)
-    rates = verdicts.copy_rates(data)
+    assert not recording.by_device_clock(data)
+    rates = recording.copy_rates(data)
     assert rates.device == pytest.approx(3032, rel=0.01)  # its profile
     assert rates.wall == pytest.approx(1651, rel=0.01)
     text = verdicts.ceilings(data, GPU)
@@ -82,7 +82,7 @@ def test_the_first_recording_reads_as_it_is():
 
 
 def test_the_first_recordings_matmul_fraction_is_an_error_with_its_cause():
-    table = verdicts.floors_table(first_recording())
+    table = recording.floors_table(first_recording())
     assert table.loc["matmul", "achieved"] == roofline.ABOVE_CEILING
     assert "n = 8192" in table.loc["matmul", "problem"]
     assert "n = 16384" in table.loc["matmul", "problem"]
@@ -95,7 +95,7 @@ def test_the_first_recordings_matmul_fraction_is_an_error_with_its_cause():
 
 def test_no_fraction_above_one_is_ever_shown():
     for data in (first_recording(), device_recording()):
-        shown = verdicts.floors_table(data)["achieved"]
+        shown = recording.floors_table(data)["achieved"]
         numbers = [v for v in shown if not isinstance(v, str)]
         assert all(v <= 1 for v in numbers)
 
@@ -173,7 +173,7 @@ def test_a_device_time_below_its_floor_is_an_error_with_a_cause(change,
                                                                 cause):
     data = device_recording()
     data["floors"].update(copy.deepcopy(change))
-    table = verdicts.floors_table(data)
+    table = recording.floors_table(data)
     assert table.loc["2x + 1", "achieved"] == roofline.ABOVE_CEILING
     assert cause in table.loc["2x + 1", "problem"]
     assert "measurement error" in verdicts.floors(data, GPU)

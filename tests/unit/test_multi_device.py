@@ -6,8 +6,9 @@ import jax
 import numpy as np
 import pytest
 
-from helpers import hlo, meshes
-from helpers.workbook import collectives, pipeline
+from helpers.multi_device import meshes
+from helpers.workbook.ch07_multi_gpu import collectives, pipeline
+from helpers.xla import hlo
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,7 @@ def test_pipeline_refuses_too_few_microbatches_and_wrong_axes():
 
 
 def test_the_psend_pipeline_breaks_no_deadlock_rule():
-    from helpers import sendrecv
+    from helpers.multi_device import sendrecv
     mesh = meshes.mesh((4,), ("stage",))
     w, x = pipeline.init(jax.random.key(0), 4, 5, 4, 8)
     run = pipeline.pipeline(mesh, repeats=2, layers=1,

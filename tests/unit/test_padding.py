@@ -1,4 +1,5 @@
-"""helpers.padding: functions run on power-of-two padded arrays give the
+"""helpers.pallas.triton.padding: functions run on power-of-two padded arrays
+give the
 same logical results as on the originals, or are refused by name."""
 
 import jax
@@ -6,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import padding
+from helpers.pallas.triton import padding
 
 KEYS = jax.random.split(jax.random.key(0), 4)
 W1 = jax.random.normal(KEYS[0], (1, 12))

@@ -1,5 +1,5 @@
 """Chapter 4's workbook: the attention block, its profile, the A/A and
-power calibrations of helpers.stats, and Exercise 4.1."""
+power calibrations of helpers.measuring.stats, and Exercise 4.1."""
 
 import jax
 import jax.numpy as jnp
@@ -7,16 +7,18 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from helpers import crosscompile, stats, xprof_tables
-from helpers.workbook import deciding, profiling
+from helpers.measuring import stats
+from helpers.profiler import xprof_tables
+from helpers.workbook.ch04_profiling import attention, exercises, noise
+from helpers.xla import crosscompile
 
 SMALL = dict(batch=2, seq=16, n_embd=32, n_head=4)
 
 
 @pytest.mark.slow
 def test_einsum_and_matmul_blocks_agree_and_are_causal():
-    params, x = profiling.init(jax.random.key(0), **SMALL)
-    fns = profiling.versions(SMALL["n_head"])
+    params, x = attention.init(jax.random.key(0), **SMALL)
+    fns = attention.versions(SMALL["n_head"])
     y = fns["einsum"](params, x)
     np.testing.assert_allclose(y, fns["matmul"](params, x), rtol=1e-5,
                                atol=1e-5)
@@ -27,16 +29,16 @@ def test_einsum_and_matmul_blocks_agree_and_are_causal():
 
 @pytest.mark.slow
 def test_profile_calls_labels_each_kernel_with_its_call_and_scope(tmp_path):
-    params, x = profiling.init(jax.random.key(0), **SMALL)
-    kernels = profiling.profile_calls(profiling.versions(SMALL["n_head"]),
+    params, x = attention.init(jax.random.key(0), **SMALL)
+    kernels = attention.profile_calls(attention.versions(SMALL["n_head"]),
                                       params, x, calls=6, folder=tmp_path)
-    assert set(kernels["scope"]) == set(profiling.SCOPES)
-    calls = profiling.per_call(kernels)
+    assert set(kernels["scope"]) == set(attention.SCOPES)
+    calls = attention.per_call(kernels)
     counts = calls.groupby(["version", "scope"]).size()
     assert (counts == 6).all() and len(counts) == 4
     assert (calls["dur_us"] > 0).all()
-    table = profiling.compare_scopes(kernels)
-    assert list(table["scope"]) == list(profiling.SCOPES)
+    table = attention.compare_scopes(kernels)
+    assert list(table["scope"]) == list(attention.SCOPES)
     assert set(table["verdict"]) <= set(stats.VERDICTS)
 
 
@@ -45,7 +47,7 @@ def test_aa_trials_on_real_timings_keep_false_positives_at_alpha():
     """The same function against itself, runs shuffled, 200 times: a
     'difference' may be found in about 5% of trials, not more."""
     f = jax.jit(lambda x: jnp.sin(x) @ x)
-    trials = profiling.aa_trials(f, jnp.ones((32, 32)), trials=200)
+    trials = noise.aa_trials(f, jnp.ones((32, 32)), trials=200)
     false_positives = int((trials["verdict"] != stats.VERDICTS[2]).sum())
     test = scipy_stats.binomtest(false_positives, len(trials), 0.05,
                                  alternative="greater")
@@ -56,7 +58,7 @@ def test_aa_trials_on_real_timings_keep_false_positives_at_alpha():
 @pytest.mark.parametrize("spread", [0.02, 0.05, 0.10])
 def test_required_samples_finds_a_3_percent_difference_90_percent(spread):
     n = stats.required_samples(0.03, spread)
-    power = profiling.synthetic_power(0.03, spread, n, trials=400)
+    power = noise.synthetic_power(0.03, spread, n, trials=400)
     test = scipy_stats.binomtest(round(power * 400), 400, 0.90,
                                  alternative="less")
     assert test.pvalue > 0.01, (n, power)
@@ -64,32 +66,32 @@ def test_required_samples_finds_a_3_percent_difference_90_percent(spread):
 
 def test_familywise_error_of_nine_tests():
     p_values = np.random.default_rng(0).uniform(size=9 * 2000)
-    rates = profiling.familywise(p_values, tests=9)
+    rates = noise.familywise(p_values, tests=9)
     assert rates["families"] == 2000
     assert rates["any_p_below_alpha"] == pytest.approx(1 - 0.95 ** 9,
                                                        abs=0.03)
     assert rates["bonferroni"] <= 0.06
     with pytest.raises(ValueError, match="at least 9 p-values"):
-        profiling.familywise(p_values[:3])
+        noise.familywise(p_values[:3])
 
 
 @pytest.mark.slow
 def test_verdict_stability_grows_with_the_sample_size():
     rng = np.random.default_rng(0)
     a, b = rng.normal(1.0, 0.03, 400), rng.normal(1.03, 0.03, 400)
-    table = profiling.verdict_stability(a, b, [5, 100], draws=100)
+    table = noise.verdict_stability(a, b, [5, 100], draws=100)
     fractions = table[list(stats.VERDICTS)].sum(axis=1)
     np.testing.assert_allclose(fractions, 1.0)
     assert table["a faster"].iloc[1] > table["a faster"].iloc[0]
     assert table["a faster"].iloc[1] > 0.95
     with pytest.raises(ValueError, match="exceeds the pools"):
-        profiling.verdict_stability(a, b, [500])
+        noise.verdict_stability(a, b, [500])
 
 
 @pytest.mark.slow
 def test_exercise_4_1_grades_starter_and_solution():
-    assert not deciding.which_is_faster.check(deciding.starter).passed
-    assert deciding.which_is_faster.check(deciding.solution).passed
+    assert not exercises.which_is_faster.check(exercises.starter).passed
+    assert exercises.which_is_faster.check(exercises.solution).passed
 
 
 @pytest.mark.slow
@@ -101,7 +103,7 @@ def test_blocked_measurement_fails_exercise_4_1_even_with_many_runs():
         b = [run("b") for _ in range(150)]
         return stats.compare(a, b)
 
-    report = deciding.which_is_faster.check(blocked)
+    report = exercises.which_is_faster.check(blocked)
     assert not report.passed
     assert any("mix the runs" in hint for hint in report.failed_hints())
 
@@ -119,7 +121,7 @@ def _too_few_runs(run):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("design, correct", [
-    (deciding.solution, True), (deciding.starter, False),
+    (exercises.solution, True), (exercises.starter, False),
     (_too_few_runs, False)])
 def test_exercise_4_1_grading_errs_less_than_once_in_a_hundred(design,
                                                                correct):
@@ -127,11 +129,11 @@ def test_exercise_4_1_grading_errs_less_than_once_in_a_hundred(design,
     # (not the grading's own); then the binomial chance that grading
     # reaches the wrong conclusion about the whole exercise.
     from scipy import stats as scipy_stats
-    p_right = [np.mean([deciding.trial(design, i, 500_000 + 1000 * i + s)[0]
+    p_right = [np.mean([exercises.trial(design, i, 500_000 + 1000 * i + s)[0]
                         for s in range(100)])
-               for i in range(len(deciding.CASES))]
-    passes_case = [scipy_stats.binom.sf(deciding.PASS_TRIALS - 1,
-                                        deciding.TRIALS, p) for p in p_right]
+               for i in range(len(exercises.CASES))]
+    passes_case = [scipy_stats.binom.sf(exercises.PASS_TRIALS - 1,
+                                        exercises.TRIALS, p) for p in p_right]
     if correct:  # it fails if any case fails
         assert 1 - np.prod(passes_case) < 0.01, p_right
     else:        # it passes only if every case passes
@@ -139,19 +141,19 @@ def test_exercise_4_1_grading_errs_less_than_once_in_a_hundred(design,
 
 
 def test_a_learner_function_that_breaks_is_reported_not_raised():
-    report = deciding.which_is_faster.check(lambda run: run("c"))
+    report = exercises.which_is_faster.check(lambda run: run("c"))
     assert not report.passed
     assert "takes 'a' or 'b'" in report.outcomes[0].detail
-    report = deciding.which_is_faster.check(lambda run: 0.5)
+    report = exercises.which_is_faster.check(lambda run: 0.5)
     assert "returned a float" in report.outcomes[0].detail
 
 
 def test_simulated_machine_errors():
-    machine = deciding.SimulatedMachine(1.0, 1.0, seed=0)
+    machine = exercises.SimulatedMachine(1.0, 1.0, seed=0)
     with pytest.raises(ValueError, match="takes 'a' or 'b'"):
         machine("c")
-    with pytest.raises(deciding.BudgetExceeded, match="more than"):
-        for _ in range(deciding.BUDGET + 1):
+    with pytest.raises(exercises.BudgetExceeded, match="more than"):
+        for _ in range(exercises.BUDGET + 1):
             machine("a")
 
 
@@ -159,8 +161,8 @@ def test_simulated_machine_errors():
 def test_measure_on_gpu_runs_here_and_is_json_ready(monkeypatch):
     import json
 
-    monkeypatch.setattr(profiling, "shape", lambda: SMALL)
-    result = profiling.measure_on_gpu(calls=3, trials=2)
+    monkeypatch.setattr(attention, "shape", lambda: SMALL)
+    result = attention.measure_on_gpu(calls=3, trials=2)
     json.dumps(result)
     assert set(result) == {"shape", "program_diff", "kernels_blocked",
                            "kernels_alternating", "calls_blocked",
@@ -186,8 +188,8 @@ def test_command_buffers_off_launch_each_kernel_on_its_own():
     """Compiled for an H100, the block runs as one command buffer (CUDA
     graph) holding its kernels; with NO_COMMAND_BUFFERS, as the same
     kernels launched one by one: what chapter 4's per-op profile needs."""
-    graph = crosscompile.run(profiling.launches_on_gpu, None)  # as chapter 4
-    one_by_one = crosscompile.run(profiling.launches_on_gpu,
+    graph = crosscompile.run(attention.launches_on_gpu, None)  # as chapter 4
+    one_by_one = crosscompile.run(attention.launches_on_gpu,
                                   xprof_tables.NO_COMMAND_BUFFERS)
     assert graph[0] == "kCommandBuffer"
     inside = [step.strip() for step in graph[1:]]
@@ -200,9 +202,9 @@ def test_exercise_4_2_accepts_holm_and_rejects_looser_or_stricter_rules():
     def bonferroni(p_values, alpha=0.05):
         return [p < alpha / len(p_values) for p in p_values]
 
-    assert deciding.nine_tests.check(deciding.holm_solution).passed
-    assert not deciding.nine_tests.check(deciding.holm_starter).passed
-    report = deciding.nine_tests.check(bonferroni)
+    assert exercises.nine_tests.check(exercises.holm_solution).passed
+    assert not exercises.nine_tests.check(exercises.holm_starter).passed
+    report = exercises.nine_tests.check(bonferroni)
     assert not report.passed  # safe, but finds less than Holm
     assert report.outcomes[0].status == "pass"
 
@@ -227,7 +229,7 @@ def test_each_version_s_kernels_get_scopes_from_its_own_program():
         "thread": "t", "start_us": [r[1] for r in rows],
         "dur_us": [r[2] for r in rows], "hlo_op": "", "scope": "",
         "args": [{}] * 4})
-    kernels = profiling._label(events, {"a": _module("attn_q_k"),
+    kernels = attention._label(events, {"a": _module("attn_q_k"),
                                         "b": _module("attn_att_v")})
     assert kernels[["version", "scope", "dur_us"]].values.tolist() == [
         ["a", "attn_q_k", 2.0], ["b", "attn_att_v", 3.0]]
@@ -239,7 +241,7 @@ def test_power_and_coverage_on_resampled_timings():
     pool = rng.normal(1.0, 0.05 / 1.349, 3000)  # bell-shaped, spread 5%
     n = stats.required_samples(0.03, 0.05)
     # on the formula's own model, resampling reaches the promised power
-    assert profiling.resampled_power(pool, 0.03, n, trials=200) >= 0.8
-    assert profiling.resampled_power(pool, 0.03, 5, trials=200) < 0.5
-    coverage = profiling.interval_coverage(pool, [30], trials=100)
+    assert noise.resampled_power(pool, 0.03, n, trials=200) >= 0.8
+    assert noise.resampled_power(pool, 0.03, 5, trials=200) < 0.5
+    coverage = noise.interval_coverage(pool, [30], trials=100)
     assert 0.88 <= coverage["coverage"].iloc[0] <= 1.0

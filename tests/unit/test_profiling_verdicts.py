@@ -3,8 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from helpers import recorded
-from helpers.workbook import profiling, profiling_verdicts as verdicts
+from helpers.measuring import recorded
+from helpers.workbook.ch04_profiling import attention, verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
 
@@ -29,7 +29,7 @@ def walls(einsum_us, matmul_us, n=40):
 
 def test_the_first_recording_is_decided_by_its_kept_profile():
     data = recorded.load("04_profiling/gpu")["data"]
-    fixture = profiling.fixture_calls(profiling.fixture_folder())
+    fixture = attention.fixture_calls(attention.fixture_folder())
     assert len(fixture) == 400 and set(fixture["kernels"]) == {10}
     text = verdicts.whole_call(data, verdicts.device_calls(data, fixture),
                                GPU)

@@ -4,8 +4,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import env, recorded
-from helpers.bench import Timing
+from helpers.measuring import machine, recorded
+from helpers.measuring.bench import Timing
 
 GPU = {"backend": "gpu", "device": "NVIDIA H100 80GB HBM3",
        "device_count": 1, "compute_capability": "9.0",
@@ -89,8 +89,8 @@ def test_live_or_recorded_says_when_nothing_exists():
 
 
 def test_live_or_recorded_measures_and_records_on_a_gpu(monkeypatch):
-    monkeypatch.setattr(env, "on_gpu", lambda: True)
-    monkeypatch.setattr(env, "describe", lambda: GPU)
+    monkeypatch.setattr(machine, "on_gpu", lambda: True)
+    monkeypatch.setattr(machine, "describe", lambda: GPU)
     monkeypatch.setenv("BOOK_RECORD", "1")
     result = recorded.live_or_recorded(
         "01_measuring/live", lambda: {"t": Timing("t", (1.0,))})
@@ -101,8 +101,8 @@ def test_live_or_recorded_measures_and_records_on_a_gpu(monkeypatch):
 
 
 def test_live_without_record_flag_writes_nothing(monkeypatch, tmp_recorded):
-    monkeypatch.setattr(env, "on_gpu", lambda: True)
-    monkeypatch.setattr(env, "describe", lambda: GPU)
+    monkeypatch.setattr(machine, "on_gpu", lambda: True)
+    monkeypatch.setattr(machine, "describe", lambda: GPU)
     monkeypatch.delenv("BOOK_RECORD", raising=False)
     recorded.live_or_recorded("01_measuring/live", lambda: 1)
     assert not list(tmp_recorded.rglob("*.json"))
@@ -130,20 +130,20 @@ def test_keep_profile_keeps_a_gpu_profile_beside_the_recordings(
         monkeypatch, tmp_recorded):
     """What a GPU run keeps (here from the H100 profile chapter 4
     recorded): device events and a gzipped xplane, read back by
-    helpers.trace and XProf from the recordings' folder."""
+    helpers.profiler.trace and XProf from the recordings' folder."""
     pytest.importorskip("xprof")
-    from helpers import trace, xprof_tables
+    from helpers.profiler import trace, xplanes, xprof_tables
 
     monkeypatch.delenv("BOOK_RECORD", raising=False)
     assert recorded.keep_profile("01_measuring/profile", H100_PROFILE) \
         is None
-    monkeypatch.setattr(env, "on_gpu", lambda: True)
-    monkeypatch.setattr(env, "describe", lambda: GPU)
+    monkeypatch.setattr(machine, "on_gpu", lambda: True)
+    monkeypatch.setattr(machine, "describe", lambda: GPU)
     monkeypatch.setenv("BOOK_RECORD", "1")
     kept = recorded.keep_profile("01_measuring/profile", H100_PROFILE)
     assert kept == recorded.profile_folder("01_measuring/profile") == \
         tmp_recorded / "nvidia-h100-80gb-hbm3" / "01_measuring" / "profile"
-    assert [p.name for p in xprof_tables.xplane_files(kept)] == \
+    assert [p.name for p in xplanes.xplane_files(kept)] == \
         ["vm.xplane.pb.gz"]
     assert len(trace.load(kept)) == len(trace.load(H100_PROFILE))
     assert xprof_tables.kernel_totals(kept) == \
@@ -152,7 +152,7 @@ def test_keep_profile_keeps_a_gpu_profile_beside_the_recordings(
 
 def test_reference_is_the_recording_on_every_machine(monkeypatch):
     recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
-    monkeypatch.setattr(env, "on_gpu", lambda: True)  # even on a GPU
+    monkeypatch.setattr(machine, "on_gpu", lambda: True)  # even on a GPU
     result = recorded.reference("01_measuring/copy")
     assert result.source == "recorded" and result.data == {"gbps": 3000.0}
     assert recorded.reference("01_measuring/none").source == "missing"
@@ -178,8 +178,8 @@ def test_narrated_in_a_dry_run_measures_here_and_quotes_the_recording(
 def test_narrated_on_another_gpu_shows_it_beside_the_reference(monkeypatch):
     recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
     t4 = {**GPU, "device": "Tesla T4", "compute_capability": "7.5"}
-    monkeypatch.setattr(env, "on_gpu", lambda: True)
-    monkeypatch.setattr(env, "describe", lambda: t4)
+    monkeypatch.setattr(machine, "on_gpu", lambda: True)
+    monkeypatch.setattr(machine, "describe", lambda: t4)
     monkeypatch.setenv("BOOK_RECORD", "1")  # records the T4's own folder
     story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 300.0})
     assert story.reference.data == {"gbps": 3000.0}
@@ -189,8 +189,8 @@ def test_narrated_on_another_gpu_shows_it_beside_the_reference(monkeypatch):
 def test_recording_on_the_reference_gpu_makes_the_new_run_the_reference(
         monkeypatch):
     recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
-    monkeypatch.setattr(env, "on_gpu", lambda: True)
-    monkeypatch.setattr(env, "describe", lambda: GPU)
+    monkeypatch.setattr(machine, "on_gpu", lambda: True)
+    monkeypatch.setattr(machine, "describe", lambda: GPU)
     monkeypatch.setenv("BOOK_RECORD", "1")
     story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 3100.0})
     assert story.reference.data == {"gbps": 3100.0}

@@ -1,9 +1,9 @@
 import jax.numpy as jnp
 import pytest
 
-from helpers import roofline
-from helpers.bench import Timing
-from helpers.roofline import Ceilings, floor
+from helpers.measuring import roofline
+from helpers.measuring.bench import Timing
+from helpers.measuring.roofline import Ceilings, floor
 
 CEIL = Ceilings("test", copy_bytes_per_s=1e12,
                 matmul_flops_per_s={"float32": 1e14})
@@ -50,7 +50,7 @@ def test_cost_handles_missing_analysis(monkeypatch):
         def cost_analysis(self):
             return None
 
-    from helpers import hlo
+    from helpers.xla import hlo
     monkeypatch.setattr(hlo, "compile", lambda fn, *a: NoAnalysis())
     assert roofline.cost(lambda a: a, 1.0) == roofline.Cost(None, None)
 
@@ -60,7 +60,7 @@ def test_cost_handles_old_list_shape(monkeypatch):
         def cost_analysis(self):
             return [{"flops": 3.0, "bytes accessed": 8.0}]
 
-    from helpers import hlo
+    from helpers.xla import hlo
     monkeypatch.setattr(hlo, "compile", lambda fn, *a: OldAnalysis())
     assert roofline.cost(lambda a: a, 1.0) == roofline.Cost(3.0, 8.0)
 

@@ -7,7 +7,7 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from helpers import meshes, sendrecv
+from helpers.multi_device import meshes, sendrecv
 
 RING = [(0, 1), (1, 2), (2, 3), (3, 0)]
 CHAIN = [(0, 1), (1, 2), (2, 3)]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from helpers import stats
+from helpers.measuring import stats as s
 
 
 def _pairwise(a, b):
@@ -12,8 +12,8 @@ def _pairwise(a, b):
 def test_a_clear_difference_names_the_faster_side():
     rng = np.random.default_rng(0)
     fast, slow = rng.normal(1.0, 0.02, 40), rng.normal(1.2, 0.02, 40)
-    assert stats.compare(fast, slow).verdict == "a faster"
-    result = stats.compare(slow, fast)
+    assert s.compare(fast, slow).verdict == "a faster"
+    result = s.compare(slow, fast)
     assert result.verdict == "b faster"
     assert result.p_value < 1e-10
     assert result.ratio == pytest.approx(1.2, rel=0.02)
@@ -24,7 +24,7 @@ def test_a_clear_difference_names_the_faster_side():
 
 def test_the_same_distribution_gives_no_verdict():
     rng = np.random.default_rng(1)
-    result = stats.compare(rng.normal(1, 0.05, 50), rng.normal(1, 0.05, 50))
+    result = s.compare(rng.normal(1, 0.05, 50), rng.normal(1, 0.05, 50))
     assert result.verdict == "no detectable difference"
     assert result.p_value > 0.05
     assert result.ratio_ci[0] < 1 < result.ratio_ci[1]
@@ -33,7 +33,7 @@ def test_the_same_distribution_gives_no_verdict():
 def test_hodges_lehmann_is_the_median_of_all_differences():
     rng = np.random.default_rng(2)
     a, b = rng.gamma(2, 1, 37), rng.gamma(2, 1, 24) + 0.5
-    shift, (low, high) = stats.hodges_lehmann(a, b)
+    shift, (low, high) = s.hodges_lehmann(a, b)
     diffs = np.sort(_pairwise(a, b))
     assert shift == pytest.approx(np.median(diffs), rel=1e-9)
     # The interval's ends are order statistics of the differences.
@@ -45,7 +45,7 @@ def test_hodges_lehmann_is_the_median_of_all_differences():
 def test_effect_size_counts_pairs_where_a_wins():
     a, b = [1.0, 2.0, 3.0, 4.0, 5.0], [2.5, 3.5, 4.5, 5.5, 6.5]
     wins = np.mean(_pairwise(a, b) < 0)
-    assert stats.compare(a, b).prob_a_faster == pytest.approx(wins)
+    assert s.compare(a, b).prob_a_faster == pytest.approx(wins)
 
 
 def test_shift_interval_covers_the_true_shift_95_percent_of_the_time():
@@ -54,7 +54,7 @@ def test_shift_interval_covers_the_true_shift_95_percent_of_the_time():
     covered = 0
     for _ in range(trials):
         a, b = rng.normal(0, 1, 30), rng.normal(0.4, 1, 30)
-        _, (low, high) = stats.hodges_lehmann(a, b)
+        _, (low, high) = s.hodges_lehmann(a, b)
         covered += low <= -0.4 <= high
     # Binomial sampling error: not significantly below 95%.
     test = scipy_stats.binomtest(covered, trials, 0.95, alternative="less")
@@ -74,10 +74,10 @@ def test_decide_gives_compares_verdict():
         if trial % 3 == 0:  # a coarse clock: many tied times
             a, b = np.round(a, 1), np.round(b, 1)
         a, b = np.clip(a, 0.1, None), np.clip(b, 0.1, None)
-        verdict = stats.decide(a, b)
-        assert verdict == stats.compare(a, b, n_resamples=50).verdict
+        verdict = s.decide(a, b)
+        assert verdict == s.compare(a, b, n_resamples=50).verdict
         seen.add(verdict)
-    assert seen == set(stats.VERDICTS)
+    assert seen == set(s.VERDICTS)
 
 
 @pytest.mark.parametrize("a, alpha, message", [
@@ -87,18 +87,18 @@ def test_decide_gives_compares_verdict():
 ])
 def test_decide_refuses_what_compare_refuses(a, alpha, message):
     with pytest.raises(ValueError, match=message):
-        stats.decide(a, [1.0] * 5, alpha=alpha)
+        s.decide(a, [1.0] * 5, alpha=alpha)
 
 
 def test_required_samples_grows_with_spread_and_shrinks_with_effect():
-    assert stats.required_samples(0.03, 0.05) == 39
-    assert (stats.required_samples(0.03, 0.02)
-            < stats.required_samples(0.03, 0.05)
-            < stats.required_samples(0.03, 0.10))
-    assert (stats.required_samples(0.10, 0.05)
-            < stats.required_samples(0.01, 0.05))
+    assert s.required_samples(0.03, 0.05) == 39
+    assert (s.required_samples(0.03, 0.02)
+            < s.required_samples(0.03, 0.05)
+            < s.required_samples(0.03, 0.10))
+    assert (s.required_samples(0.10, 0.05)
+            < s.required_samples(0.01, 0.05))
     # A huge effect still needs a few runs before ranks can be significant.
-    assert stats.MIN_SAMPLES <= stats.required_samples(0.5, 0.01) <= 10
+    assert s.MIN_SAMPLES <= s.required_samples(0.5, 0.01) <= 10
 
 
 @pytest.mark.parametrize("a, message", [
@@ -109,18 +109,18 @@ def test_required_samples_grows_with_spread_and_shrinks_with_effect():
 ])
 def test_bad_samples_get_clear_errors(a, message):
     with pytest.raises(ValueError, match=message):
-        stats.compare(a, [1.0] * 5)
+        s.compare(a, [1.0] * 5)
 
 
 def test_bad_settings_get_clear_errors():
     with pytest.raises(ValueError, match="alpha is a probability"):
-        stats.compare([1.0] * 5, [1.0] * 5, alpha=5)
+        s.compare([1.0] * 5, [1.0] * 5, alpha=5)
     with pytest.raises(ValueError, match="rel_diff must be a positive"):
-        stats.required_samples(0, 0.05)
+        s.required_samples(0, 0.05)
     with pytest.raises(ValueError, match="spread must be a positive"):
-        stats.required_samples(0.03, float("nan"))
+        s.required_samples(0.03, float("nan"))
     with pytest.raises(ValueError, match="power is a probability"):
-        stats.required_samples(0.03, 0.05, power=90)
+        s.required_samples(0.03, 0.05, power=90)
 
 
 
@@ -128,7 +128,7 @@ def test_required_samples_counts_the_slower_versions_wider_spread():
     # With a 30% difference the slower version's times spread 1.3 times
     # wider; a formula that ignored it recommended 38 runs, found 83%.
     rel_diff, spread, trials = 0.3, 0.5, 4000
-    n = stats.required_samples(rel_diff, spread)
+    n = s.required_samples(rel_diff, spread)
     rng = np.random.default_rng(0)
     sigma = spread / 1.349  # a normal's IQR is 1.349 sigma
     a = rng.normal(1.0, sigma, (trials, n))
@@ -140,7 +140,7 @@ def test_required_samples_counts_the_slower_versions_wider_spread():
 
 
 def test_the_verdict_is_an_enum_that_reads_as_its_text():
-    from helpers import stats as s
+    from helpers.measuring import stats as s
 
     result = s.compare([1.0, 1.1, 1.0, 1.2, 1.1] * 4,
                        [2.0, 2.1, 2.2, 2.0, 2.1] * 4)

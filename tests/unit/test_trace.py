@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import pandas as pd
 import pytest
 
-from helpers import trace
+from helpers.profiler import trace
 
 
 def test_load_a_real_cpu_profile(tmp_path):
@@ -80,7 +80,7 @@ def test_errors_for_a_corrupt_file(tmp_path):
 
 
 def test_kernel_events_on_cpu_match_fusion_names(tmp_path):
-    from helpers import hlo
+    from helpers.xla import hlo
 
     f = jax.jit(lambda x: x + 1)
     x = jnp.ones(4096)

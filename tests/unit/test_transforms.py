@@ -6,8 +6,10 @@ import jax
 import numpy as np
 import pytest
 
-from helpers import crosscompile, meshes, recorded
-from helpers.workbook import claims, steps, transforms
+from helpers.measuring import recorded
+from helpers.multi_device import meshes
+from helpers.workbook.ch05_transformations import claims, steps, transforms
+from helpers.xla import crosscompile
 
 
 def test_retraces_happen_exactly_on_shape_dtype_and_static_changes():

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from helpers import widgets
+from helpers.page import widgets
 
 TABLE = pd.DataFrame({"K": [5, 5, 25, 25, 35, 35],
                       "dtype": ["f32", "f64"] * 3,

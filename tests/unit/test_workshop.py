@@ -9,8 +9,9 @@ from pathlib import Path
 import jax.numpy as jnp
 import pytest
 
-from helpers.workbook import workshop
-from helpers.workbook import scaling, using
+from helpers.workbook.ch00_how_to_use import exercises as ch0
+from helpers.workbook.ch07_multi_gpu import exercises as ch7
+from helpers.workbook.ch08_workshop import workshop
 
 CHAPTERS = Path(__file__).parents[2] / "chapters"
 
@@ -84,9 +85,9 @@ def test_no_chapter_prints_a_solution_unfolded():
 
 
 def test_progress_grades_what_it_finds_and_skips_the_rest():
-    board = workshop.progress({"rms": using.solution,
-                               "ring_psum": scaling.ring_psum_starter,
-                               "pass_along": scaling.pass_along_solution,
+    board = workshop.progress({"rms": ch0.solution,
+                               "ring_psum": ch7.ring_psum_starter,
+                               "pass_along": ch7.pass_along_solution,
                                "predict": "not a function"})
     status = board.set_index("answer")["status"]
     assert status["rms"] == "passed"
@@ -115,13 +116,13 @@ def test_one_broken_answer_does_not_break_the_dashboard():
 
 
 def test_the_dashboard_checks_an_answer_again_only_when_redefined():
-    answers = {"rms": using.solution}
+    answers = {"rms": ch0.solution}
     workshop.progress(answers)
     start = time.perf_counter()
     again = workshop.progress(answers)
     assert time.perf_counter() - start < 0.5
     assert again.set_index("answer").loc["rms", "status"] == "passed"
-    answers["rms"] = using.starter  # redefined: graded afresh
+    answers["rms"] = ch0.starter  # redefined: graded afresh
     assert workshop.progress(answers).set_index("answer").loc[
         "rms", "status"] == "not yet"
 
@@ -149,7 +150,7 @@ def test_progress_with_no_answers_has_every_column():
 
 def test_progress_rejects_a_non_mapping():
     with pytest.raises(TypeError, match="progress\\(globals\\(\\)\\)"):
-        workshop.progress([using.solution])
+        workshop.progress([ch0.solution])
 
 
 def test_kit_check_reports_each_exercise_it_is_given():
@@ -166,7 +167,7 @@ def test_kit_check_reports_each_exercise_it_is_given():
 
 
 def test_an_exercise_without_its_place_is_refused():
-    from helpers.exercises import Exercise
+    from helpers.grading.exercises import Exercise
 
     loose = Exercise("Exercise 9.9: loose", [lambda fn: None])
     with pytest.raises(ValueError, match="lacks .*'chapter'"):

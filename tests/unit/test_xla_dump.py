@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from helpers import xla_dump
+from helpers.xla import xla_dump
 
 
 def test_a_thunk_line_reads_as_its_kind_and_kernel_with_its_indent():
@@ -38,7 +38,7 @@ def test_a_cpu_dump_has_no_thunk_sequence_and_says_so(tmp_path):
 # program cached: the second compilation of the same program is loaded.
 _CACHED_TWICE = """
 import jax, jax.numpy as jnp
-from helpers import xla_dump
+from helpers.xla import xla_dump
 lowered = jax.jit(jnp.sin).lower(jnp.ones(3))
 first = xla_dump.compile_with_dump(lowered)
 print("first dumped", len(first.files("*.before_optimizations.txt")) > 0)

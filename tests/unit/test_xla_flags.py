@@ -1,6 +1,6 @@
 import pytest
 
-from helpers import xla_flags
+from helpers.xla import xla_flags
 
 
 def test_flag_names_are_found_once_each():

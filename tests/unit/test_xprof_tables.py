@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from helpers import xprof_tables as xt
+from helpers.profiler import xplanes
+from helpers.profiler import xprof_tables as xt
 
 pytest.importorskip("xprof")
 
@@ -41,7 +42,7 @@ def test_every_tool_converts_a_cpu_profile_to_typed_frames(cpu_profile):
 def test_an_empty_device_table_is_explained_not_returned(cpu_profile):
     # XLA:CPU's work runs on host threads: XProf's device tables are empty
     with pytest.raises(ValueError, match="no rows for this profile.*"
-                       "helpers.trace.load"):
+                       "helpers.profiler.trace.load"):
         xt.table(cpu_profile, "kernel_stats")
 
 
@@ -89,25 +90,25 @@ def test_trim_keeps_the_device_and_metadata_planes_and_says_so(tmp_path):
     run.mkdir(parents=True)
     (run / "h.xplane.pb").write_bytes(_xspace(
         "/device:GPU:0", "/host:CPU", "/host:metadata"))
-    assert xt.plane_names(run / "h.xplane.pb") == [
+    assert xplanes.plane_names(run / "h.xplane.pb") == [
         "/device:GPU:0", "/host:CPU", "/host:metadata"]
-    [trimmed] = xt.trim(tmp_path, tmp_path / "out")
+    [trimmed] = xplanes.trim(tmp_path, tmp_path / "out")
     assert trimmed.name == "h.xplane.pb.gz"
-    assert xt.plane_names(trimmed) == ["/device:GPU:0", "/host:metadata"]
+    assert xplanes.plane_names(trimmed) == ["/device:GPU:0", "/host:metadata"]
     assert gzip.decompress(trimmed.read_bytes()).endswith(
         _field(4, b"host-a"))
     note = json.loads((trimmed.parent / "h.xplane.pb.trimmed.json")
                       .read_text())
     assert note["planes dropped"] == ["/host:CPU"]
     assert note["bytes after"] < note["bytes before"] and note["gzipped"]
-    [plain] = xt.trim(tmp_path, tmp_path / "plain", compress=False)
+    [plain] = xplanes.trim(tmp_path, tmp_path / "plain", compress=False)
     assert plain.read_bytes().endswith(_field(4, b"host-a"))
 
 
 @pytest.mark.slow
 def test_trim_of_a_real_profile_stays_readable(cpu_profile, tmp_path):
-    [trimmed] = xt.trim(cpu_profile, tmp_path)
-    assert "/host:CPU" not in xt.plane_names(trimmed)
+    [trimmed] = xplanes.trim(cpu_profile, tmp_path)
+    assert "/host:CPU" not in xplanes.plane_names(trimmed)
     assert xt.tables(tmp_path, "hlo_stats")[0].columns[0] == "rank"
 
 
@@ -141,19 +142,19 @@ def test_a_missing_xprof_says_how_to_install_it(monkeypatch, cpu_profile):
 
 
 def test_chapter_4_views_say_what_a_cpu_profile_lacks(cpu_profile):
-    from helpers.workbook import profiling
+    from helpers.workbook.ch04_profiling import attention
 
-    views = profiling.xprof_views(cpu_profile)
-    assert set(views) == set(profiling.XPROF_TOOLS)
+    views = attention.xprof_views(cpu_profile)
+    assert set(views) == set(attention.XPROF_TOOLS)
     assert all(isinstance(v, str) and "no rows" in v for v in views.values())
     with pytest.raises(FileNotFoundError):
-        profiling.xprof_views(cpu_profile / "nowhere")
+        attention.xprof_views(cpu_profile / "nowhere")
 
 
 def test_chapter_3_xprof_count_gives_the_reason_on_a_cpu(cpu_profile):
-    from helpers.workbook import launches_gpu
+    from helpers.workbook.ch03_launches import on_gpu
 
-    reason = launches_gpu.xprof_launches(str(cpu_profile), steps=3)
+    reason = on_gpu.xprof_launches(str(cpu_profile), steps=3)
     assert isinstance(reason, str) and "kernel_stats has no rows" in reason
 
 
@@ -166,7 +167,7 @@ H100_PROFILE = (Path(__file__).resolve().parents[2] / "recorded" /
 def test_the_recorded_h100_profile_gives_xprof_kernel_tables():
     """The trimmed xplane chapter 4 keeps from the first GPU visit (jax
     0.11.2, an H100): XProf reads its kernels here, with no GPU."""
-    assert xt.plane_names(xt.xplane_files(H100_PROFILE)[0]) == [
+    assert xplanes.plane_names(xplanes.xplane_files(H100_PROFILE)[0]) == [
         "/host:metadata", "/device:GPU:0"]
     kernels = xt.table(H100_PROFILE, "kernel_stats")
     assert len(kernels) >= 10
@@ -181,7 +182,7 @@ def test_hlo_tables_of_a_cuda_graph_profile_say_why_they_are_empty():
     labelled with the command buffer, not its HLO op: XProf's HLO table
     is empty, and the reason names the buffer and the compile option that
     gives per-op tables."""
-    assert xt.command_buffers(H100_PROFILE) == ["command_buffer_1"]
+    assert xplanes.command_buffers(H100_PROFILE) == ["command_buffer_1"]
     with pytest.raises(ValueError) as raised:
         xt.table(H100_PROFILE, "hlo_stats")
     message = str(raised.value)
@@ -191,14 +192,14 @@ def test_hlo_tables_of_a_cuda_graph_profile_say_why_they_are_empty():
 
 
 def test_a_cpu_profile_has_no_command_buffers(cpu_profile):
-    assert xt.command_buffers(cpu_profile) == []
+    assert xplanes.command_buffers(cpu_profile) == []
 
 
 def test_a_gzipped_trimmed_profile_reads_as_the_original(tmp_path):
     """What a recording keeps (`trim`, gzipped) gives XProf's same kernel
     table, at a fraction of the bytes."""
-    [kept] = xt.trim(H100_PROFILE, tmp_path)
-    assert kept.stat().st_size < xt.xplane_files(H100_PROFILE)[0] \
+    [kept] = xplanes.trim(H100_PROFILE, tmp_path)
+    assert kept.stat().st_size < xplanes.xplane_files(H100_PROFILE)[0] \
         .stat().st_size / 4
     assert xt.table(tmp_path, "kernel_stats").equals(
         xt.table(H100_PROFILE, "kernel_stats"))
@@ -252,25 +253,25 @@ def test_chapter_3_counts_kept_profiles_here_and_falls_back(
     none."""
     import shutil
 
-    from helpers import recorded
-    from helpers.workbook import launches_gpu
+    from helpers.measuring import recorded
+    from helpers.workbook.ch03_launches import on_gpu
 
     monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
     provenance = {"device": "NVIDIA H100 80GB HBM3"}
-    name = launches_gpu.kept_profile("while, traced bound")
+    name = on_gpu.kept_profile("while, traced bound")
     assert name == "03_launches/profile-while-traced-bound"
-    xt.trim(H100_PROFILE, recorded.profile_folder(name))
+    xplanes.trim(H100_PROFILE, recorded.profile_folder(name))
     counted_on_gpu = {"scan, noise outside": 3.0,
                       "scan, split per step": "no kernel table"}
     result = recorded.Result("03_launches/variants", "recorded", {
         "profiled_steps": 4, "xprof_launches_per_step": counted_on_gpu},
         provenance)
-    counts = launches_gpu.xprof_launches_of_recording(result)
+    counts = on_gpu.xprof_launches_of_recording(result)
     assert counts["while, traced bound"] == \
         xt.kernel_totals(H100_PROFILE)["kernels"] / 4
     assert counts["scan, noise outside"] == 3.0  # the GPU run's own count
     assert counts["scan, split per step"] is None  # a reason, not a count
     assert counts["fused_scan (one kernel)"] is None  # neither
     shutil.rmtree(tmp_path / "nvidia-h100-80gb-hbm3")
-    assert launches_gpu.xprof_launches_of_recording(result)[
+    assert on_gpu.xprof_launches_of_recording(result)[
         "while, traced bound"] is None

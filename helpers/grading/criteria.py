@@ -1,0 +1,283 @@
+"""The kinds of criterion the book's exercises are built from.
+
+A criterion takes the learner's function and returns an `Outcome`. Four
+kinds cover most of the book:
+
+* `matches_reference`: the numbers agree with a reference implementation,
+  on several inputs, whatever natural form the answer takes
+  (`helpers.grading.answer_forms.leaves`);
+* `hlo_fact`: the compiled HLO has a property (a fusion kind, a count),
+  read from this machine's module or from the one XLA:GPU compiles for an
+  H100;
+* `time_below`: on a GPU, the median time is under a target;
+* `faster_than`: on a GPU, faster than the starter, judged by a rank test
+  on interleaved runs.
+
+A criterion that cannot run on this machine is *not graded here* and says
+what it needs. Each criterion carries its ``description`` so that a check
+can name it even when grading it fails unexpectedly.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import traceback
+from collections.abc import Mapping
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from helpers.grading.answer_forms import WrongAnswer, as_mapping, leaves
+from helpers.grading.report import Outcome, learner_error, not_graded
+from helpers.measuring import bench, machine
+from helpers.xla import crosscompile, hlo
+
+Criterion = Callable[[Callable[..., Any]], Outcome]
+
+
+def described(description: str) -> Callable[[Criterion], Criterion]:
+    """Decorator: attach ``description`` (the criterion in words) to a
+    criterion function, for reports of a criterion that breaks."""
+    def attach(criterion: Criterion) -> Criterion:
+        criterion.description = description  # type: ignore[attr-defined]
+        return criterion
+    return attach
+
+
+def description_of(criterion: Criterion) -> str:
+    """The criterion in words: its ``description``, else its name."""
+    return getattr(criterion, "description", None) or \
+        criterion.__name__.strip("_").replace("_", " ")
+
+
+def on_first_use(value: Any) -> Callable[[], Any]:
+    """A function returning ``value``; or, when ``value`` is itself a
+    function, its result, computed once on first use. Test data that costs
+    a compilation is then made when a check first needs it, not when the
+    chapter imports the exercise."""
+    if callable(value):
+        return functools.cache(value)
+    return lambda: value
+
+
+def matches_reference(reference: Callable[..., Any],
+                      cases: Sequence[tuple[Any, ...]]
+                      | Callable[[], Sequence[tuple[Any, ...]]], *,
+                      rtol: float = 1e-5, atol: float = 1e-6,
+                      hint: str = "Compare your output with the reference "
+                                  "on a small input, element by element."
+                      ) -> Criterion:
+    """A criterion: ``fn(*case)`` agrees with ``reference(*case)`` for all
+    cases, every output array within ``rtol``/``atol``.
+
+    Answers are compared in their natural forms: a list of booleans and a
+    boolean array agree, as do a dict and a pandas Series (same keys), or
+    a float and a JAX scalar.
+
+    Args:
+        reference: the correct implementation; its answers are computed
+            once, on the first check.
+        cases: argument tuples to try (use several, with random data and
+            the edge cases), or a function making them on first use.
+        rtol, atol: tolerances for `numpy.allclose`.
+        hint: shown when the numbers disagree.
+    """
+    if not callable(cases) and not cases:
+        raise ValueError("matches_reference needs at least one case.")
+    name = "numbers match the reference"
+    get_cases = on_first_use(cases)
+
+    @functools.cache
+    def reference_answers() -> list[Any]:
+        # Once, on first use: a reference that compiles on every call (an
+        # eager loop does) would otherwise compile again for every check.
+        return [reference(*args) for args in get_cases()]
+
+    @described(name)
+    def criterion(fn: Callable[..., Any]) -> Outcome:
+        worst = 0.0
+        for i, (args, want) in enumerate(zip(get_cases(),
+                                                 reference_answers())):
+            try:  # a copy: an answer that sorts its input in place must
+                value = fn(*copy.deepcopy(args))  # not change the cases
+            except Exception as err:  # the learner's code may fail anyhow
+                return learner_error(name, err, hint)
+            try:
+                if isinstance(want, Mapping):
+                    value = as_mapping(value, keys=list(want))
+                got = leaves(value)
+            except WrongAnswer as err:
+                return Outcome(name, "fail", f"case {i}: {err}", hint)
+            wanted = leaves(want)
+            if len(got) != len(wanted):
+                return Outcome(name, "fail", f"case {i}: returned "
+                               f"{len(got)} arrays, expected {len(wanted)}",
+                               hint)
+            for g, w in zip(got, wanted):
+                if g.shape != w.shape:
+                    return Outcome(name, "fail", f"case {i}: shape "
+                                   f"{g.shape}, expected {w.shape}", hint)
+                if not np.allclose(g, w, rtol=rtol, atol=atol):
+                    error = np.max(np.abs(g - w) / (np.abs(w) + atol))
+                    return Outcome(name, "fail", f"case {i}: largest "
+                                   f"relative error {error:.2e} (allowed "
+                                   f"{rtol:.0e})", hint)
+                if w.size:
+                    worst = max(worst, float(np.max(
+                        np.abs(g - w) / (np.abs(w) + atol))))
+        return Outcome(name, "pass", f"{len(get_cases())} cases agree "
+                       f"(largest relative error {worst:.1e})")
+
+    return criterion
+
+
+def hlo_fact(description: str, predicate: Callable[[str], bool | str],
+             args: tuple[Any, ...] | Callable[[], tuple[Any, ...]], *,
+             hint: str = "",
+             for_h100: bool = False) -> Criterion:
+    """A criterion on the compiled HLO of ``fn(*args)``.
+
+    Args:
+        description: the fact in words, e.g. "one kInput fusion".
+        predicate: receives the compiled HLO text; returns True when the
+            fact holds, or False (or a string saying what was found).
+        args: example arguments to compile with (with ``for_h100``,
+            ``jax.ShapeDtypeStruct``s of any size will do), or a function
+            making them on first use.
+        hint: shown when the fact does not hold.
+        for_h100: read the module XLA:GPU compiles for an H100
+            (`helpers.xla.crosscompile`, no GPU needed) instead of this
+            machine's; not graded, saying why, where that cannot run.
+    """
+    get_args = on_first_use(args)
+
+    @described(description)
+    def criterion(fn: Callable[..., Any]) -> Outcome:
+        if for_h100 and not crosscompile.available():
+            return not_graded(description, "XLA:GPU's compiler, which "
+                              "this machine lacks: "
+                              + str(crosscompile.why_unavailable()))
+        compiled_text = (crosscompile.compiled_text if for_h100
+                         else hlo.compiled_text)
+        try:
+            text = compiled_text(fn, *get_args())
+        except Exception as err:
+            return learner_error(description, err, hint)
+        try:
+            verdict = predicate(text)
+        except Exception as err:  # the grader's fault, not the learner's
+            return Outcome(description, "fail", "the check could not read "
+                           f"the compiled module: {type(err).__name__}: "
+                           f"{err}", "Tell the workshop's facilitator: "
+                           "this is a bug in the exercise.",
+                           error="".join(traceback.format_exception(err)))
+        if verdict is True:
+            return Outcome(description, "pass", "holds in the compiled HLO")
+        found = verdict if isinstance(verdict, str) else "it does not hold"
+        return Outcome(description, "fail", found, hint)
+
+    return criterion
+
+
+def jaxpr_fact(description: str, predicate: Callable[[Any], bool | str],
+               args: tuple[Any, ...] | Callable[[], tuple[Any, ...]], *,
+               hint: str = "") -> Criterion:
+    """A criterion on the jaxpr of ``fn(*args)``: what the program says,
+    before any compiler decides how to run it, so the same on every
+    machine.
+
+    Args:
+        description: the fact in words, e.g. "no noise drawn in a loop".
+        predicate: receives the ``ClosedJaxpr``; returns True when the
+            fact holds, or False (or a string saying what was found).
+        args: example arguments, or a function making them on first use.
+        hint: shown when the fact does not hold.
+    """
+    get_args = on_first_use(args)
+
+    @described(description)
+    def criterion(fn: Callable[..., Any]) -> Outcome:
+        try:
+            closed = jax.make_jaxpr(fn)(*get_args())
+        except Exception as err:
+            return learner_error(description, err, hint)
+        verdict = predicate(closed)
+        if verdict is True:
+            return Outcome(description, "pass", "holds in the jaxpr")
+        found = verdict if isinstance(verdict, str) else "it does not hold"
+        return Outcome(description, "fail", found, hint)
+
+    return criterion
+
+
+def time_below(target_s: float | Callable[[], float],
+               args: tuple[Any, ...] | Callable[[], tuple[Any, ...]], *,
+               repeat: int = 20,
+               hint: str = "Profile it: where does the time go?"
+               ) -> Criterion:
+    """A criterion, GPU only: the median time of ``fn(*args)`` is below a
+    target (seconds, or a function computing one, e.g. from a reference).
+    Not graded on a CPU."""
+    description = "runs fast enough on the GPU"
+    get_args = on_first_use(args)
+
+    @described(description)
+    def criterion(fn: Callable[..., Any]) -> Outcome:
+        if not machine.on_gpu():
+            return not_graded(description, "a GPU (the time target is a "
+                              "GPU's)")
+        target = target_s() if callable(target_s) else target_s
+        try:
+            timing = bench.benchmark(jax.jit(fn), *get_args(),
+                                     repeat=repeat)
+        except Exception as err:
+            return learner_error(description, err, hint)
+        detail = (f"median {bench.format_seconds(timing.median)}, target "
+                  f"{bench.format_seconds(target)}")
+        status = "pass" if 0 < timing.median <= target else "fail"
+        return Outcome(description, status, detail,
+                       hint if status == "fail" else "")
+
+    return criterion
+
+
+def faster_than(baseline: Callable[..., Any],
+                args: tuple[Any, ...] | Callable[[], tuple[Any, ...]], *,
+                alpha: float = 0.01, repeat: int = 30,
+                hint: str = "Count the kernels each version launches."
+                ) -> Criterion:
+    """A criterion, GPU only: ``fn(*args)`` beats ``baseline(*args)``.
+
+    Both are jitted and timed with their runs interleaved
+    (`bench.interleaved`); `stats.compare` must call the learner's version
+    faster at ``alpha``. The target is relative, so it holds on any GPU
+    without a number recorded on another one. Not graded on a CPU.
+    """
+    description = "faster than the starter on the GPU"
+    get_args = on_first_use(args)
+
+    @described(description)
+    def criterion(fn: Callable[..., Any]) -> Outcome:
+        if not machine.on_gpu():
+            return not_graded(description, "a GPU (the speed target is a "
+                              "GPU's)")
+        try:
+            timings = bench.interleaved(
+                {"yours": jax.jit(fn), "starter": jax.jit(baseline)},
+                *get_args(), repeat=repeat)
+        except Exception as err:
+            return learner_error(description, err, hint)
+        # SciPy: imported when a GPU grades
+        from helpers.measuring import stats
+        result = stats.compare(timings["yours"].times,
+                               timings["starter"].times, alpha=alpha)
+        detail = (f"median {bench.format_seconds(result.median_a)} vs the "
+                  f"starter's {bench.format_seconds(result.median_b)} "
+                  f"(p = {result.p_value:.2g})")
+        if result.verdict == stats.Verdict.A_FASTER:
+            return Outcome(description, "pass", detail)
+        return Outcome(description, "fail", detail, hint)
+
+    return criterion

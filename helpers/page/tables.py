@@ -1,0 +1,131 @@
+"""Tables and code as the page shows them.
+
+`tidy_display` makes every DataFrame print rounded (`number`) and without
+a meaningless index (`tidy`); `show_code` shows a helper's source
+highlighted, for the text to discuss.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:  # imported where used: pandas' Styler needs jinja2
+    from IPython.display import Code
+    from pandas.io.formats.style import Styler
+
+
+# What a table cell shows for a value that does not exist here.
+MISSING_CELL = "—"
+
+
+def number(value: Any) -> str:
+    """A number as a table shows it: three significant figures, plain
+    between 0.001 and a million (whole numbers without decimals),
+    scientific outside; a missing value (None, NaN) as a dash.
+
+    Example:
+        >>> [number(v) for v in (1651.23, 18.75, 0.000285, 2.0e-7, 3, True)]
+        ['1651', '18.8', '0.000285', '2e-07', '3', 'True']
+        >>> [number(v) for v in (None, float("nan"))]
+        ['—', '—']
+    """
+    if value is None:
+        return MISSING_CELL
+    if isinstance(value, (bool, int, str)):
+        return str(value)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(value):
+        return MISSING_CELL
+    if value == 0 or not math.isfinite(value):
+        return format(value, "g")
+    if not 1e-3 <= abs(value) < 1e6:
+        return format(value, ".3g")
+    if value.is_integer():  # a count stored as a float: 56.0 reads 56
+        return str(int(value))
+    decimals = max(0, 2 - math.floor(math.log10(abs(value))))
+    return format(value, f".{decimals}f")
+
+
+def tidy(frame: pd.DataFrame) -> Styler:
+    """A DataFrame styled for the page: numbers rounded by `number`, and
+    no 0..n-1 index column when the rows have no names of their own.
+
+    Example:
+        >>> styled = tidy(pd.DataFrame({"ms": [1.23456, 20.5]}))
+        >>> "1.23" in styled.to_html() and "1.23456" not in styled.to_html()
+        True
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"tidy takes a pandas DataFrame, got "
+                        f"{type(frame).__name__}.")
+    styled = frame.style.format(number)
+    if _unnamed_rows(frame.index):
+        styled = styled.hide(axis="index")
+    return styled
+
+
+def _unnamed_rows(index: pd.Index) -> bool:
+    """True for the default 0, 1, ..., n-1 index, which means nothing."""
+    return (isinstance(index, pd.RangeIndex) and index.start == 0
+            and index.step == 1 and index.name is None)
+
+
+def tidy_display() -> bool:
+    """Show every DataFrame of this notebook through `tidy`.
+
+    Called by each chapter's setup cell. Outside IPython (a script, a test)
+    it changes nothing and returns False. DataFrames longer than pandas'
+    ``display.max_rows`` keep pandas' own shortened view.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+
+    def as_html(frame: pd.DataFrame) -> str:
+        if len(frame) > pd.get_option("display.max_rows"):
+            return frame._repr_html_()
+        return tidy(frame).to_html()
+
+    shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame,
+                                                            as_html)
+    return True
+
+
+def show_code(*functions: Callable[..., Any]) -> Code:
+    """The source of public functions of `helpers`, highlighted, for the
+    text to discuss.
+
+    Raises:
+        ValueError: for a private function (its name starts with ``_``):
+            the book shows only what a reader may call.
+
+    Example:
+        >>> show_code(number).data.splitlines()[0]
+        'def number(value: Any) -> str:'
+    """
+    if not functions:
+        raise TypeError("show_code takes one or more functions to show.")
+    for function in functions:
+        name = getattr(function, "__name__", None)
+        if name is None or not callable(function):
+            raise TypeError(f"show_code takes functions or classes, got "
+                            f"{type(function).__name__}.")
+        if name.startswith("_"):
+            raise ValueError(f"{name} is private: show only functions a "
+                             "reader may call, or make it public first.")
+    from IPython.display import Code
+
+    source = "\n\n".join(inspect.getsource(f).rstrip() for f in functions)
+    return Code(source, language="python")

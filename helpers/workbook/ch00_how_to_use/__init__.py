@@ -1,0 +1,2 @@
+"""Chapter 0 (How to use this book): `exercises`, a first exercise.
+"""

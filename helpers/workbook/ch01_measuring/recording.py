@@ -1,0 +1,169 @@
+"""Chapter 1's reference recording, read: which clock timed it, its copy
+and matmul rates, and each kernel's floor against them.
+
+`helpers.workbook.ch01_measuring.verdicts` turns these numbers into the
+chapter's sentences; chapter 2 reads its copy ceiling here too. Two
+shapes of recording exist: the first H100 visit (2026-11-23) timed every
+call by the wall clock; recordings since hold device time and say so with
+``'clock': 'device'`` (`by_device_clock`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from typing import Any
+
+import pandas as pd
+
+from helpers.measuring import roofline
+
+DEVICE_CLOCK = "device"
+FLOAT32_BYTES = 4
+
+
+def by_device_clock(data: dict[str, Any]) -> bool:
+    """True for a recording whose times of record are device time."""
+    return data.get("clock") == DEVICE_CLOCK
+
+
+def profile_rows(data: dict[str, Any]) -> pd.DataFrame:
+    """The recording's profile of ``x + 1``: one row per array size."""
+    return pd.DataFrame(data["profile"])
+
+
+@dataclasses.dataclass(frozen=True)
+class CopyRates:
+    """The copy ceiling in GB/s by the device's clock and by the wall
+    clock, and the host's overhead per call in µs (None where not
+    recorded)."""
+
+    device: float
+    wall: float
+    overhead_us: float | None
+
+
+def copy_rates(data: dict[str, Any]) -> CopyRates:
+    """The recording's copy ceiling, by both clocks.
+
+    A wall-clock recording has no device-time ceiling; its profile of
+    ``x + 1`` on a large float32 array gives one: the bytes the kernel
+    read and wrote over its time.
+    """
+    if by_device_clock(data):
+        copy = data["ceilings"]["timings"]["copy"]
+        device = data["ceilings"]["copy_bytes_per_s"]
+        wall_s = statistics.median(copy["wall"]["times"])
+        span_s = statistics.median(copy["span"]["times"])
+        return CopyRates(device=device / 1e9,
+                         wall=device * span_s / wall_s / 1e9,
+                         overhead_us=(wall_s - span_s) * 1e6)
+    large = profile_rows(data).iloc[-1]
+    moved = 2 * FLOAT32_BYTES * large["elements"]
+    return CopyRates(device=moved / (large["kernel_us"] * 1e-6) / 1e9,
+                     wall=data["copy_gbps"], overhead_us=None)
+
+
+@dataclasses.dataclass(frozen=True)
+class MatmulRates:
+    """TFLOP/s of the float32 matmul at JAX's default precision (TF32 on
+    tensor cores) and at ``precision='highest'`` (None if not recorded),
+    and the clock that timed them (``'device'`` or ``'wall'``)."""
+
+    default: float
+    highest: float | None
+    clock: str
+
+
+def matmul_rates(data: dict[str, Any]) -> MatmulRates:
+    """The recording's float32 matmul rates."""
+    if by_device_clock(data):
+        rates = data["ceilings"]["matmul_flops_per_s"]
+        return MatmulRates(
+            default=rates["float32"] / 1e12,
+            highest=rates[f"float32, {roofline.HIGHEST}"] / 1e12,
+            clock=DEVICE_CLOCK)
+    return MatmulRates(default=data["matmul_tflops"],
+                       highest=data.get("matmul_tflops_highest"),
+                       clock="wall")
+
+
+def cache_columns(data: dict[str, Any]) -> tuple[str, str]:
+    """The cache table's columns of record: same array, rotated."""
+    if by_device_clock(data):
+        return "same device GB/s", "rotated device GB/s"
+    return "same array GB/s", "rotated GB/s"
+
+
+def matmul_size(flops: float) -> int:
+    """n of the square product that does ``flops`` (2 n^3)."""
+    return round((flops / 2) ** (1 / 3))
+
+
+def floors_table(data: dict[str, Any]) -> pd.DataFrame:
+    """Each kernel's floor, its time of record and the fraction of the
+    floor it reached, or, where a time beat its floor, the error and its
+    cause (a version cannot beat its floor).
+
+    A device-clock recording divides by device time against device-time
+    ceilings. The first recording's floors are computed again here: a
+    memory floor against the copy ceiling its profile gives by the
+    device's clock, over the wall-clock time (a lower bound of the
+    fraction: the time holds the host's part); a compute floor from its
+    wall-clock matmul rate, valid only at the size that rate was measured.
+    """
+    rows = pd.DataFrame(data["floors"])
+    copy = copy_rates(data).device * 1e9
+    mm = matmul_rates(data)
+    out = []
+    for row in rows.to_dict("records"):
+        if by_device_clock(data):
+            floor_ms, time_ms, clock = (row["floor ms"], row["device ms"],
+                                        "device")
+            problem = _device_problem(row, floor_ms / time_ms)
+        else:
+            time_ms, clock = row["median ms"], "wall"
+            floor_ms, problem = _first_recording_floor(row, copy, mm,
+                                                       data["matmul_n"])
+        fraction = floor_ms / time_ms
+        out.append({"kernel": row["kernel"], "bound": row["bound"],
+                    "floor ms": floor_ms, "time ms": time_ms,
+                    "clock": clock,
+                    "achieved": roofline.share(fraction) if not problem
+                    else roofline.ABOVE_CEILING if fraction > 1
+                    else fraction, "problem": problem})
+    return pd.DataFrame(out).set_index("kernel")
+
+
+def _first_recording_floor(row: dict[str, Any], copy: float,
+                           mm: MatmulRates, matmul_n: int
+                           ) -> tuple[float, str]:
+    """The first recording's floor for one kernel, and what is wrong with
+    it ('' when nothing)."""
+    if row["bound"] == "memory":
+        return row["bytes (hand)"] / copy * 1e3, ""
+    n = matmul_size(row["flops (hand)"])
+    floor_ms = row["flops (hand)"] / (mm.default * 1e12) * 1e3
+    if n != matmul_n:
+        return floor_ms, (f"its rate was measured at n = {matmul_n} and "
+                          f"applied to a product of n = {n}, both by the "
+                          "wall clock")
+    if floor_ms > row["median ms"]:
+        return floor_ms, "its rate was timed by the wall clock"
+    return floor_ms, ""
+
+
+def _device_problem(row: dict[str, Any], fraction: float) -> str:
+    """Why a device-time fraction exceeds 1 ('' when it does not)."""
+    if fraction <= 1:
+        return ""
+    counted, by_xla = row["bytes (hand)"], row.get("bytes (XLA)")
+    if row["bound"] == "memory" and by_xla and 0 < by_xla < 0.9 * counted:
+        return ("XLA's module moves fewer bytes than the hand count "
+                f"({by_xla / counted:.2f} of it)")
+    spread = row.get("device spread")
+    if spread and fraction - 1 <= spread:
+        return (f"{fraction - 1:.1%} over, within the {spread:.1%} spread "
+                "of its times: at the ceiling, within noise")
+    return ("faster than its ceiling allows, with no known cause: check "
+            "the ceiling's measurement and the counts")

@@ -1,0 +1,261 @@
+"""Chapter 1's sentences about the reference GPU, computed from its data.
+
+The chapter's prose quotes the reference GPU's recording
+(``recorded.reference('01_measuring/summary')``) whatever machine runs
+it. Each function here takes that recording's ``data`` and returns the
+paragraph that reads it, or None when a number it needs is not recorded
+(the chapter then shows one notice, `helpers.page.prose.glue_result`). Every
+judgement in a paragraph (below its floor or not, a warm-up or none, a
+cache effect or noise, a fraction or a measurement error) is decided here
+from the numbers, so a new recording with another outcome says another
+thing; the unit tests feed each function opposite outcomes.
+
+Two shapes of recording exist. The first H100 visit (2026-11-23) timed every
+call by the wall clock, waited for one by one, so each time holds the host's
+part too; its only device times are those of its profile of ``x + 1``.
+Recordings since hold device time (`helpers.measuring.device_time`) with wall
+time and the host's overhead beside it, and say so with
+``'clock': 'device'``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import pandas as pd
+
+from helpers.page import prose
+from helpers.workbook.ch01_measuring import recording
+
+# Within this, a timing "agrees" with device time (the chapter's goal).
+AGREEMENT = 0.05
+# A repeated input faster than a rotation by more than this is a cache
+# effect; below, it is within the noise of a blocked timing.
+CACHE_EFFECT = 1.10
+# Early calls slower than the steady median by more than this are a
+# warm-up; a call within it of the median has settled.
+WARMUP = 0.10
+
+
+def ceilings(data: dict[str, Any], gpu: str) -> str | None:
+    """What the reference GPU's two ceilings are, and what the wall clock
+    would have made of the copy."""
+    copy, mm = recording.copy_rates(data), recording.matmul_rates(data)
+    hidden = 1 - copy.wall / copy.device
+    if hidden <= AGREEMENT:
+        clocks = (f"The wall clock of the same calls agrees within "
+                  f"{AGREEMENT:.0%} ({copy.wall:.4g} GB/s): this host "
+                  "adds little to a call of this size.")
+    else:
+        clocks = (f"The wall clock of the same calls, waiting for each, "
+                  f"gives {copy.wall:.4g} GB/s: it hides {hidden:.0%} of "
+                  "the bandwidth, the host's part of every call.")
+    if recording.by_device_clock(data):
+        source = (f"On the {gpu}, `x + 1` rotating over 1 GiB of float32 "
+                  f"moved {copy.device:.4g} GB/s by the device's clock "
+                  f"(the host added {copy.overhead_us:.3g} µs a call).")
+        matmul = prose.fill(
+            "A float32 matmul of n = {n} ran at {tf32:.4g} TFLOP/s at "
+            "JAX's default precision and {highest:.4g} TFLOP/s with "
+            "`precision='highest'`, {ratio:.1f} times slower: the default "
+            "runs on TF32 tensor cores.",
+            n=data["matmul_n"], tf32=mm.default, highest=mm.highest,
+            ratio=None if not mm.highest else
+            mm.default / mm.highest)
+    else:
+        source = (f"The first recording on the {gpu} timed its ceilings by "
+                  "the wall clock only; its profile of `x + 1` on "
+                  f"{recording.profile_rows(data).iloc[-1]['elements']:,.0f} "
+                  "float32 elements puts the kernel's copy at "
+                  f"{copy.device:.4g} GB/s by the device's clock.")
+        matmul = prose.fill(
+            "Its float32 matmul rates at n = {n}, {tf32:.4g} TFLOP/s at "
+            "the default precision (TF32) and {highest:.4g} TFLOP/s with "
+            "`precision='highest'`, hold the host's part too; the matmul "
+            "floors below wait for a device-time recording.",
+            n=data["matmul_n"], tf32=mm.default, highest=mm.highest)
+    return " ".join(part for part in (source, clocks, matmul) if part)
+
+
+def dispatch(data: dict[str, Any], gpu: str) -> str | None:
+    """The matmul's call without waiting against its floor, and waiting.
+    """
+    n = data["matmul_n"]
+    if recording.by_device_clock(data):
+        part = data["dispatch"]
+        floor_ms, enqueue_us = part["floor_ms"], part["enqueue_us"]
+        blocked_ms, device_ms = part["blocked_ms"], part["device_ms"]
+    else:
+        floor_ms = 2 * n**3 / (data["matmul_tflops"] * 1e12) * 1e3
+        enqueue_us, blocked_ms = data["enqueue_us"], data["blocked_ms"]
+        device_ms = None
+    if enqueue_us * 1e-3 < floor_ms:
+        first = (f"On the {gpu}, the {n} × {n} matmul's call returned after "
+                 f"{enqueue_us:.3g} µs without waiting, "
+                 f"{floor_ms * 1e3 / enqueue_us:.0f} times less than its "
+                 f"floor of {floor_ms:.3g} ms: impossible for the "
+                 "arithmetic, so it timed the queueing.")
+    else:
+        first = (f"On the {gpu}, the {n} × {n} matmul's call took "
+                 f"{enqueue_us:.3g} µs without waiting, no less than its "
+                 f"floor of {floor_ms:.3g} ms: this device's dispatch "
+                 "waited for the work.")
+    second = f"Waiting, it took {blocked_ms:.3g} ms"
+    if device_ms is not None:
+        second += (f", of which the device's span was {device_ms:.3g} ms "
+                   f"and the host's part {blocked_ms - device_ms:.3g} ms")
+    return f"{first} {second}."
+
+
+def warmup(data: dict[str, Any], gpu: str) -> str | None:
+    """Whether the first calls after compiling were slower than later."""
+    calls = data.get("first_30_calls_ms")
+    if not calls or len(calls) < 12:
+        return None
+    later = statistics.median(calls[10:])
+    second = calls[1] / later
+    head = (f"On the {gpu}, call 1 took {calls[0]:.4g} ms (it compiles); "
+            f"call 2 took {second:.2f} times the median of calls 11 to 30 "
+            f"({later:.3g} ms)")
+    if second <= 1 + WARMUP:
+        return (head + ": already the steady state, so after its compile "
+                "this function needed no warm-up on this GPU.")
+    settled = next(i + 1 for i in range(1, len(calls)) if all(
+        abs(t / later - 1) <= WARMUP for t in calls[i:]))
+    return (head + f", a real warm-up. From call {settled} on, every call "
+            f"was within {WARMUP:.0%} of that median, so a few untimed "
+            "calls before timing matter on this GPU.")
+
+
+def compile_time(data: dict[str, Any], gpu: str) -> str | None:
+    """A first call against the steady state, and the compile's parts."""
+    if not recording.by_device_clock(data):
+        return prose.fill(
+            "On the {gpu}, the first call of `tanh(a @ a) * 2` took "
+            "{first:.4g} ms; the recording kept no steady-state time or "
+            "compile stages for it.", gpu=gpu,
+            first=data.get("first_call_ms"))
+    part = data["compile"]
+    return prose.fill(
+        "On the {gpu}, the first call of `tanh(a @ a) * 2` took {first:.4g} "
+        "ms against a steady-state median of {steady:.3g} ms, {ratio:.0f} "
+        "times as long; for a function of the same size, tracing and "
+        "lowering took {lower:.3g} ms and XLA's compile {compile:.4g} ms. "
+        "A new shape compiled again: {retrace:.4g} ms.", gpu=gpu,
+        first=part["first_call_ms"], steady=part["steady_ms"],
+        ratio=part["first_call_ms"] / part["steady_ms"],
+        lower=part["trace_lower_ms"], compile=part["compile_ms"],
+        retrace=part["retrace_ms"])
+
+
+def wall_and_device(data: dict[str, Any], gpu: str) -> str | None:
+    """How much of a blocked call the kernel is, for a tiny and a large
+    array, and (device-clock recordings) whether calls back to back agree
+    with device time."""
+    rows = recording.profile_rows(data)
+    tiny, large = rows.iloc[0], rows.iloc[-1]
+    text = (f"On the {gpu}, `x + 1` on {tiny['elements']:,.0f} elements ran "
+            f"a {tiny['kernel_us']:.3g} µs kernel in a {tiny['wall_us']:.3g} "
+            f"µs call ({tiny['kernel_us'] / tiny['wall_us']:.1%}); on "
+            f"{large['elements']:,.0f} elements, {large['kernel_us']:.4g} µs "
+            f"in {large['wall_us']:.4g} µs "
+            f"({large['kernel_us'] / large['wall_us']:.0%}). The host's "
+            f"part was {tiny['wall_us'] - tiny['kernel_us']:.3g} µs and "
+            f"{large['wall_us'] - large['kernel_us']:.3g} µs a call.")
+    xprof = large.get("xprof_kernel_us")
+    if xprof is not None and xprof == xprof and large["kernel_us"]:
+        text += (f" XProf's kernel table reads the same large kernel as "
+                 f"{xprof:.4g} µs, "
+                 f"{abs(xprof / large['kernel_us'] - 1):.1%} apart: two "
+                 "readings of one profile.")
+    agreement = back_to_back_agreement(data)
+    if agreement is None:
+        return text + (" Calls timed back to back were not in this "
+                       "recording.")
+    verdict = ("agree with" if abs(agreement - 1) <= AGREEMENT
+               else "do not agree with")
+    return text + (f" Timed back to back, ten calls waited for together, "
+                   f"a large call took {large['back_to_back_us']:.4g} µs: "
+                   f"{agreement:.3f} times the device's span, so calls back "
+                   f"to back {verdict} device time within {AGREEMENT:.0%}.")
+
+
+def back_to_back_agreement(data: dict[str, Any]) -> float | None:
+    """A large array's time per call back to back over its device span
+    (the chapter's goal: within 5% of 1), or None when not recorded."""
+    rows = recording.profile_rows(data)
+    if "back_to_back_us" not in rows or "span_us" not in rows:
+        return None
+    large = rows.iloc[-1]
+    return float(large["back_to_back_us"] / large["span_us"])
+
+
+def cache(data: dict[str, Any], gpu: str) -> str | None:
+    """Whether a repeated small input was served from a cache."""
+    rows = pd.DataFrame(data["cache"])
+    same, rotated = recording.cache_columns(data)
+    ratio = rows[same] / rows[rotated]
+    at = rows.loc[ratio.idxmax(), "MiB"]
+    clock = ("device time" if recording.by_device_clock(data)
+             else "a blocked wall clock")
+    if ratio.max() > CACHE_EFFECT:
+        return (f"On the {gpu} ({clock}), the same array was up to "
+                f"{ratio.max():.2f} times as fast as a rotation, at "
+                f"{at:.3g} MiB: a repeated input that fits in the cache "
+                "is served from it, so a benchmark of it measures the "
+                "cache.")
+    text = (f"On the {gpu} ({clock}), the same array was never more than "
+            f"{ratio.max():.2f} times as fast as a rotation (at {at:.3g} "
+            "MiB): no cache effect shows.")
+    if not recording.by_device_clock(data):
+        small = rows.iloc[0]
+        copy = recording.copy_rates(data).device
+        text += (f" At {small['MiB']:.3g} MiB the rotation moved "
+                 f"{small[rotated]:.3g} GB/s, {small[rotated] / copy:.1%} "
+                 "of the device's copy bandwidth: each call's time was "
+                 "almost all the host's, which hides what a cache could "
+                 "save. A device-time sweep (the next recording) shows it.")
+    return text
+
+
+def floors(data: dict[str, Any], gpu: str) -> str | None:
+    """The paragraph on the floors table: each kernel's fraction, and
+    each measurement error named with its cause."""
+    table = recording.floors_table(data)
+    reached, errors = [], []
+    for kernel, row in table.iterrows():
+        if row["problem"]:
+            errors.append(f"`{kernel}`'s fraction is a measurement error: "
+                          f"{row['problem']}")
+        else:
+            reached.append(f"`{kernel}` {row['achieved']:.0%}")
+    if recording.by_device_clock(data):
+        lead = (f"On the {gpu}, by device time against device-time "
+                "ceilings, the kernels reached these fractions of their "
+                "floors: ")
+    else:
+        lead = (f"On the {gpu}, the first recording's times are wall-clock "
+                "times, the host's part included; against the device-time "
+                "copy ceiling they reached at least: ")
+    text = lead + (", ".join(reached) if reached else "none") + "."
+    if errors:
+        text += " " + "; ".join(errors) + "."
+        if not recording.by_device_clock(data):
+            text += (" A device-time recording at the product's size "
+                     "decides it.")
+    return text
+
+
+# Every paragraph the chapter glues, by its glue name.
+PARAGRAPHS = {"gpu_ceilings": ceilings, "gpu_dispatch": dispatch,
+              "gpu_compile": compile_time, "gpu_warmup": warmup,
+              "gpu_wall_device": wall_and_device, "gpu_cache": cache,
+              "gpu_floors": floors}
+
+
+def all_paragraphs(data: dict[str, Any], device: str) -> dict[str, str]:
+    """Every paragraph of `PARAGRAPHS` for one recording (or one run not
+    yet recorded: a dry run proves the paragraphs read its data)."""
+    return {name: paragraph(data, device) or ""
+            for name, paragraph in PARAGRAPHS.items()}

@@ -1,0 +1,252 @@
+"""Chapter 2's exercises: a reduction XLA:GPU emits fast (2.1), the fusion
+kind it picks for each K (2.2), and the bytes the problem must move (2.3).
+
+Each has a starter (fails its check, with the intended hint) and a
+solution (passes); the rule they are judged by is in `reductions`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from helpers.grading.answer_forms import WrongAnswer, as_choice
+from helpers.grading.exercises import (
+    Exercise,
+    Outcome,
+    described,
+    hlo_fact,
+    learner_error,
+    matches_reference,
+    not_graded,
+)
+from helpers.measuring import device_time, machine, roofline
+from helpers.workbook.ch02_fusion.reductions import (
+    PREDICT_KS,
+    WARP_SIZE,
+    batched_matmul,
+    bytes_moved,
+    kinds_for_h100,
+    reduction_kind,
+    reduction_shape,
+)
+from helpers.xla import hlo
+from helpers.xla.hlo.parsing import braced_attribute
+
+# ---------------------------------------------------------------- 2.1 --
+
+def starter(a: jax.Array, b: jax.Array) -> jax.Array:
+    """(..., 3, K) @ (..., K, 1), as written in the source."""
+    return batched_matmul(a, b)
+
+
+def solution(a: jax.Array, b: jax.Array) -> jax.Array:
+    """Pad K with zeros up to a size XLA:GPU reduces with its reduction
+    emitter. The pad fuses into the reduction, so no padded copy of ``a``
+    is ever written to memory."""
+    k = a.shape[-1]
+    padded = k if k >= WARP_SIZE else 1 << (k - 1).bit_length()
+    pad = [(0, 0)] * (a.ndim - 1) + [(0, padded - k)]
+    products = jnp.pad(a, pad) * jnp.pad(b[..., 0], pad[1:])[..., None, :]
+    return products.sum(-1, keepdims=True)
+
+
+def _slow_reductions(text: str) -> bool | str:
+    """True when no reduction in the module is a row reduction XLA:GPU
+    would emit as a loop; else what was found."""
+    mod = hlo.parse(text)
+    shapes = {i.name: i.result for body in mod.values() for i in body}
+    slow = []
+    for inst in (i for body in mod.values() for i in body):
+        if inst.op == "reduce":
+            reduced = _ints(braced_attribute(inst, "dimensions"))
+        elif inst.op == "dot" and inst.result is not None and \
+                inst.result.dims[-1:] == (1,):
+            # XLA:GPU rewrites a batched matrix-vector dot as multiply +
+            # reduce over the contracting dimension.
+            reduced = _ints(braced_attribute(inst, "lhs_contracting_dims"))
+        else:
+            continue
+        operand = shapes.get(inst.operands[0])
+        shape = list(operand.dims) if operand is not None else []
+        if shape and reduced and reduction_shape(shape, reduced)[0] == "row" \
+                and reduction_kind(shape, reduced) == "kLoop":
+            slow.append(f"{inst.op} of {shape} over {reduced}")
+    return True if not slow else ("a row reduction XLA:GPU emits as a loop: "
+                                  + "; ".join(slow))
+
+
+def _ints(text: str | None) -> list[int]:
+    """The integers of an attribute such as ``'{3}'`` or ``'{1,2}'``."""
+    return [int(v) for v in re.findall(r"\d+", text or "")]
+
+
+def _cases(k: int, dtype: Any, batch: tuple[int, ...], seed: int
+           ) -> tuple[jax.Array, jax.Array]:
+    """Random (..., 3, K) and (..., K, 1) operands (NumPy's generator:
+    no compilation, so importing the exercise stays quick)."""
+    rng = np.random.default_rng(seed)
+    return (jnp.asarray(rng.normal(size=(*batch, 3, k)), dtype),
+            jnp.asarray(rng.normal(size=(*batch, k, 1)), dtype))
+
+
+def _fast_enough(fraction: float) -> Callable[[Callable[..., Any]],
+                                             Outcome]:
+    """GPU only: the formulation moves its bytes at ``fraction`` of the
+    measured copy bandwidth or better at K=25."""
+    name = f"reaches {fraction:.0%} of copy bandwidth at K=25 (GPU)"
+
+    @described(name)
+    def criterion(fn: Callable[..., Any]) -> Outcome:
+        if not machine.on_gpu():
+            return not_graded(name, "a GPU (the speed target is a GPU's)")
+        a, b = _cases(25, jnp.float32, (1000, 1000), 3)
+        try:
+            timing = device_time.measure(jax.jit(fn), a, b)
+        except Exception as err:  # the learner's code may fail anyhow
+            return learner_error(name, err)
+        gbps = bytes_moved(b.size // 25, 25, 4) / timing.median / 1e9
+        copy = roofline.measure_ceilings().copy_bytes_per_s / 1e9
+        detail = f"{gbps:.0f} GB/s of {copy:.0f} GB/s copy bandwidth"
+        ok = gbps >= fraction * copy
+        return Outcome(name, "pass" if ok else "fail", detail,
+                       "" if ok else "Look at the fusion kinds again.")
+
+    return criterion
+
+
+_SOURCE_K25 = tuple(jax.ShapeDtypeStruct(shape, jnp.float32) for shape in
+                    ((1000, 1000, 3, 25), (1000, 1000, 25, 1)))
+
+
+def _no_loop_reduce(text: str) -> bool | str:
+    """True when no reduce fusion of the module is a loop (kLoop)."""
+    kinds = hlo.reduction_kinds(text)
+    return "kLoop" not in kinds or f"reduce fusions: {kinds}"
+
+
+@functools.cache
+def _k25() -> tuple[Any, ...]:
+    """The check's K = 25 inputs, made on first use (not at import)."""
+    return _cases(25, jnp.float32, (40, 5), 0)
+
+
+fast_reduction = Exercise(
+    "Exercise 2.1: K=25 at kInput speed",
+    [matches_reference(starter, lambda: [_k25(), _cases(7, jnp.float32,
+                                                        (6,), 1)],
+                       rtol=1e-4, atol=1e-5),
+     hlo_fact("no reduction over K is emitted as a slow loop",
+              _slow_reductions, _k25,
+              hint="The reduction emitter takes rows of at least 32, or "
+                   "of a size that divides 32."),
+     hlo_fact("XLA:GPU, compiling for an H100, emits no reduction as a "
+              "loop", _no_loop_reduce, _SOURCE_K25, for_h100=True,
+              hint="Look at the fusion kinds again."),
+     _fast_enough(0.7)],
+    hints=["Which sizes of K does XLA:GPU reduce with kInput?",
+           "Zeros do not change a sum: pad K.",
+           "jnp.pad inside the function fuses into the reduction."],
+    chapter="02_fusion", answer="bmv", level="core",
+    starter=starter, solution=solution)
+
+
+# ---------------------------------------------------------------- 2.2 --
+
+def predict_starter(k: int) -> str:
+    """The fusion kind of ``a @ b`` for (..., 3, K) @ (..., K, 1)."""
+    return "kInput" if k > 30 else "kLoop"
+
+
+def predict_solution(k: int) -> str:
+    """A row reduction over K: kInput when K >= 32 or K divides 32."""
+    return "kInput" if k >= WARP_SIZE or WARP_SIZE % k == 0 else "kLoop"
+
+
+@functools.cache
+def _compiled_for_h100() -> dict[int, str] | None:
+    """XLA:GPU's kind for every K in PREDICT_KS, compiled for an H100
+    here, or None where this machine cannot (no CUDA plugin)."""
+    from helpers.xla import crosscompile, fresh_process
+    if not crosscompile.available():
+        return None
+    try:
+        rows = kinds_for_h100()
+    except fresh_process.ChildFailed:
+        return None  # graded by the rule alone; the chapter says why
+    return {row["K"]: row["kind"] for row in rows}
+
+
+def _kind_of_matmul(k: int) -> str:
+    """The truth: the GPU compiler's choice, on a GPU or compiling for
+    one; the rule only where neither is possible."""
+    if machine.on_gpu():
+        # The kind XLA:GPU's heuristic chose, which the fusion's name
+        # keeps: on a GPU the autotuner may then hand the fusion to Triton
+        # (kind kCustom), a choice made by timing, not by the rule.
+        a, b = _cases(k, jnp.float32, (4, 4), 0)
+        kinds = {f.named_kind for f in hlo.fusions(starter, a, b)
+                 if f.root_op == "reduce"}
+        return kinds.pop() if len(kinds) == 1 else "no single reduce fusion"
+    compiled = _compiled_for_h100()
+    if compiled is not None:
+        return compiled[k]
+    return reduction_kind((1000, 1000, 3, k), [3])
+
+
+def _predictions_agree(predict: Callable[[int], str]) -> Outcome:
+    name = "agrees with XLA:GPU for every K from 2 to 80"
+    hint = "Check the powers of two below 32."
+    wrong = []
+    for k in PREDICT_KS:
+        try:
+            guess = predict(k)
+        except Exception as err:  # the learner's code may fail anyhow
+            return learner_error(name, err, hint)
+        try:
+            guess = as_choice(guess, ("kInput", "kLoop"))
+        except WrongAnswer as err:
+            return Outcome(name, "fail", f"predict({k}) {err}", hint)
+        if guess != _kind_of_matmul(k):
+            wrong.append(k)
+    if wrong:
+        return Outcome(name, "fail", f"wrong for K = {wrong[:8]}"
+                       + (" ..." if len(wrong) > 8 else ""), hint)
+    return Outcome(name, "pass", "79 of 79 right")
+
+
+predict_kind = Exercise(
+    "Exercise 2.2: predict the fusion kind",
+    [_predictions_agree],
+    hints=["The reduced size is K; the warp has 32 threads.",
+           "Which K below 32 fit a whole number of times into a warp?"],
+    chapter="02_fusion", answer="predict", level="warm-up",
+    starter=predict_starter, solution=predict_solution)
+
+
+# --- Exercise 2.3: bytes the problem must move ----------------------------
+
+def problem_bytes_starter(k: int, itemsize: int) -> float:
+    """Bytes (1e6, 3, K) @ (1e6, K, 1) must move at least."""
+    return itemsize * 1e6 * 3 * k  # only the left operand
+
+
+def problem_bytes_solution(k: int, itemsize: int) -> float:
+    """Read both operands once, write the (1e6, 3, 1) result once."""
+    return itemsize * 1e6 * (3 * k + k + 3)
+
+
+problem_bytes = Exercise(
+    "Exercise 2.3: the bytes behind the bandwidth axis",
+    [matches_reference(problem_bytes_solution,
+                       [(k, s) for k in (5, 25, 50) for s in (4, 8)],
+                       rtol=1e-12, hint="Count both inputs and the output."
+                       )],
+    hints=["a holds 3 K numbers per batch element, b holds K, the result 3."],
+    chapter="02_fusion", answer="problem_bytes", level="warm-up",
+    starter=problem_bytes_starter, solution=problem_bytes_solution)

@@ -1,0 +1,285 @@
+"""Chapter 3 (launches) on the reference GPU: what a GPU visit records.
+
+The variants themselves, and how launches are counted, live in
+`helpers.workbook.ch03_launches.variants`. Every function here that measures
+runs on a GPU; on a CPU it runs only as a dry run
+(`helpers.measuring.recorded`), at the small sizes `dry_or` picks, to prove
+that it runs. What XLA:GPU compiles the variants to for an H100, without
+one, is in `helpers.workbook.ch03_launches.for_h100`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+
+from helpers.measuring import bench, device_time, machine, recorded
+from helpers.pallas.scan import fused_scan
+from helpers.profiler import xprof_tables
+from helpers.workbook.ch03_launches import variants
+from helpers.workbook.ch03_launches.variants import (
+    DTYPES,
+    STEPS,
+    VARIANTS,
+    initial_state,
+    fused,
+    fused_side_by_side,
+    hoisted_step,
+    init_weights,
+    many_chains,
+    measure,
+    noise_for,
+    positive,
+    scan_hoisted,
+    steps_argument,
+    while_traced,
+)
+from helpers.xla import fresh_process
+
+
+
+
+# --- measured on the GPU (a dry run elsewhere) -------------------------------
+
+def profile_one_call(variant: jax.stages.Wrapped, *args: Any,
+                     folder: str) -> None:
+    """Profile one call of ``variant`` (compiled and run once before) into
+    ``folder``, for XProf to count its kernels. Under JAX's CUDA plugin
+    XLA:GPU keeps its CUDA graphs while jax.profiler traces (the
+    plugin's copy of the profiler lock never sees jax's session, so
+    ``--xla_enable_command_buffers_during_profiling`` has no effect), so
+    the trace shows the program as it runs unprofiled."""
+    bench.block(variant(*args))
+    with jax.profiler.trace(folder):
+        bench.block(variant(*args))
+
+
+def xprof_launches(folder: str | Path, steps: int) -> float | str:
+    """Kernels per step as XProf counts them in the same profile (its
+    ``kernel_stats``: each kernel's occurrences, summed), to set beside
+    the count from the trace events; where XProf has no kernel table (a
+    CPU, no xprof), the reason instead."""
+    try:
+        return xprof_tables.kernel_totals(folder)["kernels"] / steps
+    except (ValueError, ModuleNotFoundError, FileNotFoundError) as err:
+        return str(err)
+
+
+# Steps of the profiled calls: enough for the per-step count to hide the
+# few kernels outside the loop, few enough that every profile can be kept
+# with the recording (about 200 bytes per kernel before gzip).
+PROFILED_STEPS = 1000
+
+
+def kept_profile(variant: str) -> str:
+    """The recording name under which a GPU visit keeps the profile of
+    ``variant``, e.g. ``'03_launches/profile-while-traced-bound'``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")
+    return f"03_launches/profile-{slug}"
+
+
+def xprof_launches_of_recording(result: Any) -> dict[str, Any]:
+    """XProf's kernels per step of every profile a recording of
+    `measure_variants_on_gpu` kept, counted here (no GPU needed); where a
+    profile was not kept, what the GPU run counted, or None."""
+    steps = result.data.get("profiled_steps")
+    counted = result.data.get("xprof_launches_per_step", {})
+    counts: dict[str, Any] = {}
+    for name in VARIANTS:
+        folder = recorded.profile_folder(kept_profile(name),
+                                         machine.device_slug(result.provenance))
+        count = (xprof_launches(folder, steps) if steps and folder.exists()
+                 else counted.get(name))
+        counts[name] = count if isinstance(count, float) else None
+    return counts
+
+
+def dry_or(gpu: Any, dry: Any) -> Any:
+    """``gpu`` on a GPU; ``dry`` elsewhere, where a GPU measurement runs
+    only as a dry run (`helpers.measuring.recorded`) and needs only to run."""
+    return machine.sizes(gpu=gpu, cpu=dry)
+
+
+def measure_variants_on_gpu(folder: str, *, steps: int | None = None
+                            ) -> dict[str, Any]:
+    """What the chapter records from a GPU machine: every variant on the
+    GPU (wall clock per step, and, from two profiled calls, the device's
+    kernel time, kernels and share of them in CUDA graphs per step), the
+    loop variants on the same machine's CPU, and one profiled call of each
+    GPU variant of `PROFILED_STEPS`, kept with the recording and counted
+    by XProf (`xprof_launches`)."""
+    steps = steps or dry_or(STEPS, 200)
+    profiled_steps = min(steps, PROFILED_STEPS)
+    weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
+    by_xprof: dict[str, float | str] = {}
+    for name, variant in VARIANTS.items():
+        where = os.path.join(folder, f"variant-{len(by_xprof)}")
+        profile_one_call(variant, weights, key,
+                         steps_argument(variant, profiled_steps),
+                         folder=where)
+        by_xprof[name] = xprof_launches(where, profiled_steps)
+        recorded.keep_profile(kept_profile(name), where)
+    loops = [n for n in VARIANTS if VARIANTS[n] is not fused]
+    # Both devices named: where the default device is the CPU (a dry run),
+    # the second measurement then reuses the first one's compilations.
+    return {"gpu": measure(steps=steps, device=jax.devices()[0],
+                           profiled=2),
+            "cpu": measure(loops, steps=steps, device=jax.devices("cpu")[0]),
+            "profiled_steps": profiled_steps,
+            "xprof_launches_per_step": by_xprof}
+
+
+def measure_goals(*, steps: int | None = None, chains: int | None = None,
+                  repeat: int | None = None) -> dict[str, Any]:
+    """The chapter's two goals, measured on a GPU machine in one run.
+
+    One chain: the fused kernel on the GPU against the best jitted loop on
+    the same machine's CPU, with the thread's while loop beside both.
+    Many chains: ``chains`` independent chains (vmap) on the GPU and on
+    the CPU. Also a do-almost-nothing fused loop, whose time per step is
+    the floor a chain of dependent steps cannot beat.
+    """
+    steps = steps or dry_or(STEPS, 200)
+    chains = chains or dry_or(10_000, 256)
+    repeat = repeat or dry_or(10, 3)
+    cpu = jax.devices("cpu")[0]
+    weights = init_weights(jax.random.key(0))
+    key = jax.random.key(1)
+    keys = jax.random.split(jax.random.key(2), chains)
+
+    device_s: dict[str, float] = {}
+
+    def time_it(fn: Callable[..., Any], *args: Any, on: Any = None,
+                times: int = repeat, device_as: str = "") -> float | str:
+        """The median wall-clock seconds, or the error that stopped this
+        one measurement (the others go on: a visit is too short to lose).
+        With ``device_as``, a one-kernel call is also timed by the
+        device's clock, kept under that name."""
+        args = jax.tree.map(lambda a: jax.device_put(a, on)
+                            if isinstance(a, jax.Array) else a, args)
+        try:
+            with jax.default_device(on):
+                if not device_as:
+                    return bench.benchmark(fn, *args, repeat=times).median
+                timing = device_time.measure(fn, *args, repeat=times)
+                device_s[device_as] = timing.median
+                return timing.wall.median
+        except Exception as err:  # recorded, never hidden
+            return f"failed: {type(err).__name__}: {err}"[:500]
+
+    def fused_with(backend: str) -> Callable[..., Any]:
+        return jax.jit(lambda w, k: fused_scan(
+            hoisted_step(positive(w)), initial_state(w),
+            noise_for(k, steps, w["w_in"].dtype), backend=backend)[0])
+
+    def chains_of(variant: Callable[..., jax.Array]) -> Callable[..., Any]:
+        return jax.jit(lambda w, k: many_chains(variant, w, k, steps))
+
+    trivial = jax.jit(lambda xs: fused_scan(
+        lambda c, x: (c * 0.5 + x, None), jnp.zeros(()), xs)[0])
+    result = {
+        "steps": steps, "chains": chains,
+        "one_chain_s": {
+            "gpu fused_scan": time_it(fused, weights, key, steps,
+                                      device_as="gpu fused_scan"),
+            "gpu fused_scan, triton": time_it(
+                fused_with("triton"), weights, key,
+                device_as="gpu fused_scan, triton"),
+            "gpu while, traced bound": time_it(
+                while_traced, weights, key, jnp.int32(steps)),
+            "cpu scan, softplus hoisted": time_it(
+                scan_hoisted, weights, key, steps, on=cpu),
+            "cpu while, traced bound": time_it(
+                while_traced, weights, key, jnp.int32(steps), on=cpu),
+        },
+        "many_chains_s": {
+            "gpu fused_scan": time_it(chains_of(fused), weights, keys),
+            "gpu fused, 64 chains per program": time_it(
+                jax.jit(lambda w, k: fused_side_by_side(
+                    w, k, steps, backend="triton")), weights, keys),
+            "gpu fused, one chain per thread": time_it(
+                jax.jit(lambda w, k: fused_side_by_side(
+                    w, k, steps, backend="mosaic")), weights, keys),
+            "gpu scan, softplus hoisted": time_it(
+                chains_of(scan_hoisted), weights, keys),
+            "cpu scan, softplus hoisted": time_it(
+                chains_of(scan_hoisted), weights, keys, on=cpu, times=3),
+        },
+        "trivial_fused_s": time_it(trivial, jnp.ones(steps),
+                                   device_as="trivial fused"),
+    }
+    # The fused kernels by the device's clock: one kernel a call, so the
+    # profiler slows nothing, and the host's part of the call is left out.
+    return {**result, "device_s": device_s}
+
+
+def measure_rows(names: list[str], steps: int, repeat: int,
+                 dtypes: Sequence[str] = DTYPES) -> list[dict[str, Any]]:
+    """`variants.measure`, with plain arguments for a child process."""
+    return variants.measure(names or None, steps=steps, repeat=repeat,
+                            dtypes=tuple(dtypes))
+
+
+def measure_with_flags(xla_flags: str, names: list[str], *,
+                       steps: int = variants.STEPS, repeat: int = 20,
+                       dtypes: tuple[str, ...] = DTYPES,
+                       timeout: float = 600) -> list[dict[str, Any]]:
+    """`variants.measure` in a fresh Python process run with
+    ``XLA_FLAGS``. XLA reads its flags once, when a process first uses a
+    device, so comparing flags takes one process per setting.
+
+    Raises:
+        helpers.xla.fresh_process.ChildFailed: the child failed (an unknown
+        flag
+            aborts it); the message carries its output.
+    """
+    return fresh_process.call(measure_rows, names, steps, repeat, list(dtypes),
+                      timeout=timeout, env={"XLA_FLAGS": xla_flags})
+
+
+def with_while_graphs(default_kinds: str) -> str | None:
+    """The ``XLA_FLAGS`` setting that adds WHILE to the default kinds of
+    command buffers (``default_kinds`` as `helpers.xla.flag_registry.effective`
+    gives them), so a whole while loop becomes one CUDA graph; None when
+    the default is not known here."""
+    if default_kinds.startswith("("):  # "(no CUDA plugin here)"
+        return None
+    kinds = [k for k in default_kinds.split(",") if k]
+    return "--xla_gpu_enable_command_buffer=" + ",".join(
+        kinds + [k for k in ("WHILE",) if k not in kinds])
+
+
+def graph_settings(default_kinds: str) -> dict[str, str | None]:
+    """The command-buffer settings the chapter compares, as ``XLA_FLAGS``:
+    graphs off, the default, the default with WHILE added, and the
+    default kinds in graphs of any size (``xla_gpu_graph_min_graph_size``
+    1, where the default forms a graph only from 5 steps)."""
+    return {"graphs off": "--xla_gpu_enable_command_buffer=",
+            "default": "",
+            "default + WHILE": with_while_graphs(default_kinds),
+            "smallest graphs": "--xla_gpu_graph_min_graph_size=1"}
+
+
+def measure_command_buffers(default_kinds: str, names: list[str], *,
+                            steps: int | None = None,
+                            repeat: int | None = None
+                            ) -> dict[str, list[dict[str, Any]]]:
+    """`measure` of the variants ``names`` under each of `graph_settings`,
+    each setting in a fresh process (a GPU machine's recording). A dry
+    run measures float32 only: float64 takes the same path."""
+    steps, repeat = steps or dry_or(STEPS, 200), repeat or dry_or(20, 3)
+    dtypes = dry_or(DTYPES, DTYPES[:1])
+    settings = graph_settings(default_kinds)
+    if None in settings.values():
+        raise ValueError(f"the default command-buffer kinds are not known "
+                         f"({default_kinds}); read them with "
+                         "helpers.xla.flag_registry.effective on this "
+                         "machine.")
+    return {label: measure_with_flags(flags or "", names, steps=steps,
+                                      repeat=repeat, dtypes=dtypes)
+            for label, flags in settings.items()}

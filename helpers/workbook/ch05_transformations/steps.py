@@ -1,0 +1,216 @@
+"""Chapter 5 (Seven transformations), continued: data and model
+parallelism in today's APIs, `value_and_grad(has_aux=True)`, and matmul
+precision."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from helpers.measuring import device_time
+from helpers.multi_device import meshes
+from helpers.workbook.ch05_transformations.transforms import (
+    Params,
+    init,
+    loss,
+    predict,
+    sgd_step,
+)
+from helpers.xla import hlo
+
+# --- 5. data and model parallelism, today --------------------------------
+
+def pmean_step(params: Params, x: jax.Array, y: jax.Array,
+               lr: float = 0.1) -> tuple[Params, jax.Array]:
+    """The source's pmap step, body unchanged: per-device loss and
+    gradients, averaged over the axis ``'d'`` with `lax.pmean`."""
+    value, grads = jax.value_and_grad(loss)(params, x, y)
+    value = jax.lax.pmean(value, "d")
+    grads = jax.lax.pmean(grads, "d")
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads), value
+
+
+def shard_map_step(params: Params, x: jax.Array, y: jax.Array,
+                   lr: float = 0.1) -> tuple[Params, jax.Array]:
+    """The same step written for `shard_map`: average the *loss* over
+    devices, then differentiate. shard_map knows the parameters are the
+    same on every device, so their gradient is summed over devices by the
+    transformation itself; a second `pmean` of the gradients is not
+    needed (and, after the automatic sum, would not undo it)."""
+    def global_loss(p: Params) -> jax.Array:
+        return jax.lax.pmean(loss(p, x, y), "d")
+
+    value, grads = jax.value_and_grad(global_loss)(params)
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads), value
+
+
+def parallel_versions(mesh: jax.sharding.Mesh, width: int, batch: int
+                      ) -> pd.DataFrame:
+    """The source's data-parallel step as `shard_map` (its pmap body) and
+    as `jit` on sharded arrays, and its pjit model-parallel forward as
+    `jit` with a 2-D mesh: collectives compiled and agreement with one
+    device."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    def put(value: Any, spec: Any) -> Any:
+        return jax.device_put(value, NamedSharding(mesh, spec))
+
+    flat = jax.sharding.Mesh(mesh.devices.reshape(-1), ("d",))
+    params = init(jax.random.key(0), width)
+    x = jax.random.normal(jax.random.key(1), (batch, width))
+    one = meshes.on_one_device(mesh, (params, x))
+    want_step = jax.jit(sgd_step)(*one, one[1])
+
+    def on_devices(step: Callable[..., Any]) -> Callable[..., Any]:
+        return jax.jit(jax.shard_map(step, mesh=flat,
+                                     in_specs=(P(), P("d"), P("d")),
+                                     out_specs=(P(), P())))
+
+    on_flat = [jax.device_put(v, NamedSharding(flat, s))
+               for v, s in ((params, P()), (x, P("d")))]
+    by_jit = jax.jit(sgd_step)
+    on_grid = [put(params, P()), put(x, P(("dp", "mp")))]
+    model_parallel = jax.jit(predict)
+    split = [put(params, P(None, "mp")), put(x, P("dp"))]
+    rows: list[tuple[str, Any, Any, Callable[[Any], Any], Any]] = [
+        ("the pmap body, verbatim in shard_map", on_devices(pmean_step),
+         (*on_flat, on_flat[1]), lambda out: out[0], want_step),
+        ("shard_map, pmean of the loss", on_devices(shard_map_step),
+         (*on_flat, on_flat[1]), lambda out: out[0], want_step),
+        ("jit on a batch-sharded array", by_jit, (*on_grid, on_grid[1]),
+         lambda out: out, want_step),
+        ("pjit example: jit, weights over 'mp', batch over 'dp'",
+         model_parallel, split, lambda out: out, jax.jit(predict)(*one)),
+    ]
+    table = []
+    for name, fn, args, pick, want in rows:
+        got = pick(fn(*args))
+        same = all(np.allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in
+                   zip(jax.tree.leaves(got), jax.tree.leaves(want)))
+        kinds = [c.kind for c in hlo.collectives(fn, *args)]
+        table.append({"version": name, "collectives": ", ".join(
+            f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds)),
+            "matches one device": same,
+            "update / one device's": _update_ratio(params, got, want)
+            if isinstance(got, dict) else float("nan")})
+    return pd.DataFrame(table).set_index("version")
+
+
+def _update_ratio(params: Params, got: Params, want: Params) -> float:
+    """How large a step's change of the first weight is, relative to the
+    single-device step's (1.0 when they agree)."""
+    name = sorted(params)[0]
+    done = np.asarray(got[name] - params[name])
+    wanted = np.asarray(want[name] - params[name])
+    return float(np.sum(done * wanted) / np.sum(wanted * wanted))
+
+
+def api_status() -> pd.DataFrame:
+    """Which of the source's APIs the installed JAX still has, and what
+    replaces each."""
+    import importlib
+    import warnings
+
+    def has(module: str, name: str) -> bool:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                return hasattr(importlib.import_module(module), name)
+            except ImportError:
+                return False
+
+    rows = [("jax.tree_map", has("jax", "tree_map"), "jax.tree.map"),
+            ("jax.pmap", has("jax", "pmap"),
+             "jax.jit with NamedSharding, or jax.shard_map"),
+            ("jax.experimental.pjit.pjit",
+             has("jax.experimental.pjit", "pjit"),
+             "jax.jit (in_shardings=, out_shardings=)"),
+            ("jax.experimental.shard_map",
+             has("jax.experimental", "shard_map"), "jax.shard_map"),
+            ("jax.random.PRNGKey", has("jax.random", "PRNGKey"),
+             "jax.random.key (typed keys)"),
+            ("jax.remat", has("jax", "remat"), "jax.checkpoint")]
+    return pd.DataFrame(rows, columns=["older API",
+                                       f"in jax {jax.__version__}",
+                                       "use instead"])
+
+
+# --- 6. value_and_grad with has_aux ---------------------------------------
+
+def loss_with_aux(params: Params, x: jax.Array, y: jax.Array
+                  ) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """The source's loss: returns (loss, metrics)."""
+    pred = predict(params, x)
+    mse = jnp.mean((pred - y) ** 2)
+    return mse, {"mse": mse, "mean_pred": jnp.mean(pred)}
+
+
+def forward_counts(width: int, batch: int) -> pd.DataFrame:
+    """Matrix products compiled, and time, for three ways to get the loss,
+    its metrics and the gradient: `value_and_grad(has_aux=True)` in one
+    jit; a jitted loss plus a jitted gradient (two calls, so two forward
+    passes); and loss and gradient computed separately inside one jit."""
+    params = init(jax.random.key(0), width)
+    x = jnp.ones((batch, width))
+    grad = jax.grad(loss_with_aux, has_aux=True)
+    together = jax.jit(jax.value_and_grad(loss_with_aux, has_aux=True))
+    apart_loss, apart_grad = jax.jit(loss_with_aux), jax.jit(grad)
+    one_jit = jax.jit(lambda p, x, y: (loss_with_aux(p, x, y),
+                                       grad(p, x, y)))
+
+    def dots(fn: Callable[..., Any]) -> int:
+        return hlo.matrix_products(hlo.compiled_text(fn, params, x, x))
+
+    def times(fn: Callable[..., Any]) -> dict[str, float]:
+        return device_time.columns(device_time.measure(
+            fn, params, x, x, profiled=5))
+
+    rows = [{"version": "value_and_grad(has_aux=True), one jit",
+             "dots": dots(together), **times(together)},
+            {"version": "loss and grad, two jitted calls",
+             "dots": dots(apart_loss) + dots(apart_grad),
+             **times(lambda p, x, y: (apart_loss(p, x, y),
+                                      apart_grad(p, x, y)))},
+            {"version": "loss and grad separately, one jit",
+             "dots": dots(one_jit), **times(one_jit)}]
+    return pd.DataFrame(rows).set_index("version")
+
+
+# --- 7. matmul precision --------------------------------------------------
+
+PRECISIONS = ("float32, precision='highest'", "float32, default precision",
+              "bfloat16 inputs")
+
+
+def _matmul(kind: str, a: jax.Array, b: jax.Array) -> jax.Array:
+    if kind == "bfloat16 inputs":
+        return (a.astype(jnp.bfloat16) @ b.astype(jnp.bfloat16)).astype(
+            jnp.float32)
+    precision = "highest" if "highest" in kind else None
+    return jnp.matmul(a, b, precision=precision)
+
+
+def precision_table(sizes: tuple[int, ...]) -> pd.DataFrame:
+    """Time and relative error (Frobenius norm, against float64 NumPy) of
+    an n x n matmul at each precision and size."""
+    rows = []
+    for n in sizes:
+        a64 = np.random.default_rng(n).standard_normal((n, n))
+        b64 = np.random.default_rng(n + 1).standard_normal((n, n))
+        want = a64 @ b64
+        a, b = jnp.asarray(a64, jnp.float32), jnp.asarray(b64, jnp.float32)
+        for kind in PRECISIONS:
+            fn = jax.jit(lambda a, b, kind=kind: _matmul(kind, a, b))
+            got = np.asarray(fn(a, b), np.float64)
+            timing = device_time.measure(fn, a, b, repeat=10)
+            rows.append({"n": n, "precision": kind,
+                         "rel error": np.linalg.norm(got - want)
+                         / np.linalg.norm(want),
+                         **device_time.columns(timing),
+                         "TFLOP/s": 2 * n ** 3 / timing.median / 1e12})
+    return pd.DataFrame(rows)

@@ -1,0 +1,330 @@
+"""Chapter 5 (Seven transformations): each claim of the source as an
+experiment that returns numbers.
+
+The model everywhere is a small MLP, `predict(params, x)`; the sizes come
+from the chapter (small on a CPU, larger on a GPU).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from helpers.measuring import bench, device_time
+from helpers.xla import hlo
+
+Params = dict[str, jax.Array]
+
+
+def init(key: jax.Array, width: int, depth: int = 2) -> Params:
+    """An MLP of ``depth`` square layers, scaled to keep tanh in range."""
+    keys = jax.random.split(key, depth)
+    return {f"w{i}": jax.random.normal(k, (width, width)) / np.sqrt(width)
+            for i, k in enumerate(keys)}
+
+
+def predict(params: Params, x: jax.Array) -> jax.Array:
+    """tanh layers, one per weight."""
+    for name in sorted(params):
+        x = jnp.tanh(x @ params[name])
+    return x
+
+
+def loss(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
+    """Mean squared error of `predict`."""
+    return jnp.mean((predict(params, x) - y) ** 2)
+
+
+def sgd_step(params: Params, x: jax.Array, y: jax.Array,
+             lr: float = 0.1) -> Params:
+    """One step of gradient descent (the source's `sgd_step`)."""
+    grads = jax.grad(loss)(params, x, y)
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+
+# --- 1. jit: what retraces ---------------------------------------------
+
+def retrace_table() -> pd.DataFrame:
+    """Call one jitted function with a sequence of changes and count, from
+    a Python side effect, which calls traced it again."""
+    traces = []
+
+    def scaled(x: jax.Array, power: int) -> jax.Array:
+        traces.append(1)  # Python runs this only while tracing
+        return x ** power
+
+    f = jax.jit(scaled, static_argnames="power")
+    calls = [
+        ("first call", jnp.ones(4), 2),
+        ("same shape and dtype, new values", jnp.arange(4.0), 2),
+        ("new shape", jnp.ones(5), 2),
+        ("new dtype", jnp.ones(4, jnp.int32), 2),
+        ("new static value", jnp.ones(4), 3),
+        ("static value seen before", jnp.ones(4), 2),
+        ("a NumPy array instead of a jax.Array", np.ones(4, np.float32), 2),
+    ]
+    rows = []
+    for what, x, power in calls:
+        before = len(traces)
+        f(x, power=power).block_until_ready()
+        rows.append({"call": what, "traced again": len(traces) > before})
+    return pd.DataFrame(rows)
+
+
+def compile_vs_run(width: int, batch: int) -> dict[str, float | None]:
+    """Seconds of the first call of a jitted `sgd_step` (trace, compile
+    and run) and the median of later calls."""
+    params = init(jax.random.key(0), width)
+    x = jnp.ones((batch, width))
+    timing = bench.benchmark(jax.jit(sgd_step), params, x, x, repeat=20)
+    return {"first call s": timing.compile_s, "later calls s": timing.median}
+
+
+def donation(width: int) -> dict[str, Any]:
+    """The same step with and without ``donate_argnums=0``: the compiled
+    module's input/output aliasing, whether the old parameters are gone,
+    and how many bytes of arrays are alive after the step."""
+    out = {}
+    for donate in (False, True):
+        step = jax.jit(sgd_step, donate_argnums=0 if donate else ())
+        params = init(jax.random.key(0), width)
+        x = jnp.ones((8, width))
+        aliases = hlo.aliases(step.lower(params, x, x).compile().as_text())
+        new = step(params, x, x)
+        jax.block_until_ready(new)
+        live = sum(a.nbytes for a in jax.live_arrays())
+        out["donated" if donate else "kept"] = {
+            "aliased outputs": len(aliases),
+            "old params deleted": all(p.is_deleted()
+                                      for p in params.values()),
+            "live MB": live / 1e6}
+        del params, new
+    return out
+
+
+# --- 2. vmap vs a Python loop ------------------------------------------
+
+def example_loss(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
+    """The loss of one example (the source's per-example loss)."""
+    return jnp.mean((predict(params, x) - y) ** 2)
+
+
+def vmap_vs_loop(width: int, batches: tuple[int, ...]) -> pd.DataFrame:
+    """Per-example losses three ways: a Python loop calling a jitted
+    per-example function, the same loop inside one jit, and `vmap`. For
+    each batch size: kernels per batch (from the compiled HLO) and time."""
+    params = init(jax.random.key(0), width)
+    one = jax.jit(example_loss)
+    batched = jax.jit(jax.vmap(example_loss, in_axes=(None, 0, 0)))
+
+    def looped(params: Params, xs: jax.Array, ys: jax.Array) -> jax.Array:
+        return jnp.stack([example_loss(params, x, y)
+                          for x, y in zip(xs, ys)])
+
+    rows = []
+    for b in batches:
+        xs = jax.random.normal(jax.random.key(b), (b, width))
+        loop_jit = jax.jit(looped)
+        versions: dict[str, tuple[Callable[..., Any], int]] = {
+            "Python loop of jitted calls": (
+                lambda xs=xs: [one(params, x, y) for x, y in zip(xs, xs)],
+                b * hlo.kernel_count(one, params, xs[0], xs[0])),
+            "Python loop inside jit": (
+                lambda xs=xs, loop_jit=loop_jit: loop_jit(params, xs, xs),
+                hlo.kernel_count(loop_jit, params, xs, xs)),
+            "vmap": (lambda xs=xs: batched(params, xs, xs),
+                     hlo.kernel_count(batched, params, xs, xs)),
+        }
+        for name, (call, kernels) in versions.items():
+            timing = device_time.measure(call, repeat=10, name=name,
+                                         profiled=3)
+            rows.append({"batch": b, "version": name, "kernels": kernels,
+                         **device_time.columns(timing)})
+    return pd.DataFrame(rows)
+
+
+# --- 3. scan vs an unrolled loop ----------------------------------------
+
+def rnn_cell(w: jax.Array, h: jax.Array, x: jax.Array) -> jax.Array:
+    """The source's RNN cell, without the output projection."""
+    return jnp.tanh(w @ h + x)
+
+
+def rnn_scan(w: jax.Array, h: jax.Array, xs: jax.Array) -> jax.Array:
+    """All steps in one `lax.scan`: the body is compiled once."""
+    def body(h: jax.Array, x: jax.Array) -> tuple[jax.Array, None]:
+        return rnn_cell(w, h, x), None
+    return jax.lax.scan(body, h, xs)[0]
+
+
+def rnn_unrolled(w: jax.Array, h: jax.Array, xs: jax.Array) -> jax.Array:
+    """A Python loop under jit: every step is traced and compiled."""
+    for x in xs:
+        h = rnn_cell(w, h, x)
+    return h
+
+
+def scan_vs_unrolled(width: int, lengths: tuple[int, ...]) -> pd.DataFrame:
+    """Compile time and run time of both versions as the length grows."""
+    w = jax.random.normal(jax.random.key(0), (width, width)) / np.sqrt(width)
+    h = jnp.zeros(width)
+    rows = []
+    for t in lengths:
+        xs = jax.random.normal(jax.random.key(t), (t, width))
+        for name, fn in (("scan", rnn_scan), ("unrolled", rnn_unrolled)):
+            jitted = jax.jit(fn)
+            start = time.perf_counter()
+            compiled = jitted.lower(w, h, xs).compile()
+            compile_s = time.perf_counter() - start
+            timing = device_time.measure(compiled, w, h, xs, repeat=10,
+                                         profiled=3)
+            times = device_time.columns(timing)
+            rows.append({"length": t, "version": name,
+                         "compile ms": compile_s * 1e3,
+                         "run ms": times["ms"],
+                         "run device ms": times["device ms"],
+                         "run kernel ms": times["kernel ms"]})
+    return pd.DataFrame(rows)
+
+
+# --- 4. remat -----------------------------------------------------------
+
+def block(params: Params, x: jax.Array) -> jax.Array:
+    """The source's block: gelu(x @ w1) @ w2."""
+    return jax.nn.gelu(x @ params["w1"]) @ params["w2"]
+
+
+def deep_loss(params: Params, x: jax.Array, checkpoint: bool,
+              layers: int = 6) -> jax.Array:
+    """Six residual blocks sharing weights, as in the source; with
+    ``checkpoint`` each block is wrapped in `jax.checkpoint` (remat)."""
+    step = jax.checkpoint(block) if checkpoint else block
+    for _ in range(layers):
+        x = x + step(params, x)
+    return jnp.mean(x ** 2)
+
+
+def remat_table(width: int, hidden: int, batch: int) -> pd.DataFrame:
+    """Peak temporary memory (from ``memory_analysis()``) and time of the
+    gradient, with and without checkpointing each block."""
+    k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
+    params = {"w1": jax.random.normal(k1, (width, hidden)) / np.sqrt(width),
+              "w2": jax.random.normal(k2, (hidden, width)) / np.sqrt(hidden)}
+    x = jax.random.normal(k3, (batch, width))
+    rows = []
+    for checkpoint in (False, True):
+        grad = jax.jit(jax.grad(
+            lambda p, x, c=checkpoint: deep_loss(p, x, c)))
+        compiled = grad.lower(params, x).compile()
+        memory = compiled.memory_analysis()
+        if memory is None:
+            raise RuntimeError("this backend reports no memory analysis "
+                               "of a compiled program.")
+        timing = device_time.measure(compiled, params, x, repeat=10,
+                                     profiled=3)
+        rows.append({"remat": checkpoint,
+                     "temp MB": memory.temp_size_in_bytes / 1e6,
+                     **device_time.columns(timing),
+                     "dots": hlo.matrix_products(compiled.as_text())})
+    return pd.DataFrame(rows).set_index("remat")
+
+
+def _remat_compiled(width: int, hidden: int, batch: int, checkpoint: bool
+                    ) -> Any:
+    """The gradient of `deep_loss`, compiled for an H100 (run through
+    `helpers.xla.crosscompile.run`): no arrays are made, only their shapes."""
+    from helpers.xla import crosscompile
+    params = {"w1": jax.ShapeDtypeStruct((width, hidden), jnp.float32),
+              "w2": jax.ShapeDtypeStruct((hidden, width), jnp.float32)}
+    x = jax.ShapeDtypeStruct((batch, width), jnp.float32)
+    return crosscompile.compile_for_gpu(
+        jax.grad(lambda p, x: deep_loss(p, x, checkpoint)), params, x)
+
+
+def _peak_bytes(compiled: Any) -> int:
+    """Arguments, outputs and temporaries of one call, from XLA's buffer
+    assignment (outputs that reuse an argument's buffer count once)."""
+    m = compiled.memory_analysis()
+    return (m.argument_size_in_bytes + m.output_size_in_bytes
+            + m.temp_size_in_bytes - m.alias_size_in_bytes)
+
+
+def remat_on_gpu(width: int, hidden: int, batch: int) -> list[dict]:
+    """`remat_table`'s compile-time columns as XLA:GPU compiles them for
+    an H100, with and without checkpointing: temporary memory and matrix
+    products at ``batch``, and the bytes each example adds to the step's
+    peak (from compiling at ``batch`` and ``2 * batch``)."""
+    rows = []
+    for checkpoint in (False, True):
+        compiled = _remat_compiled(width, hidden, batch, checkpoint)
+        double = _remat_compiled(width, hidden, 2 * batch, checkpoint)
+        per_example = (_peak_bytes(double) - _peak_bytes(compiled)) / batch
+        rows.append({"remat": checkpoint, "temp MB":
+                     compiled.memory_analysis().temp_size_in_bytes / 1e6,
+                     "dots": hlo.matrix_products(compiled.as_text()),
+                     "bytes per example": per_example})
+    return rows
+
+
+def remat_passes(width: int = 64, hidden: int = 256, batch: int = 32,
+                 on_gpu: bool = False) -> dict[str, Any]:
+    """Where the compiler removes remat's optimisation barriers, and what
+    that does to the recomputed products, read from XLA's per-pass dump.
+
+    Returns the pass (step number and pipeline) that removed the barriers,
+    and the table of matrix products after each pass that changed their
+    number. ``on_gpu`` compiles for an H100 (run it through
+    `helpers.xla.crosscompile.run`); otherwise for this machine's CPU.
+    """
+    from helpers.xla import crosscompile, xla_dump
+    spec = {"w1": jax.ShapeDtypeStruct((width, hidden), jnp.float32),
+            "w2": jax.ShapeDtypeStruct((hidden, width), jnp.float32)}
+    x = jax.ShapeDtypeStruct((batch, width), jnp.float32)
+    grad = jax.grad(lambda p, x: deep_loss(p, x, True))
+    if on_gpu:
+        folder = tempfile.mkdtemp(prefix="xla_dump_")
+        crosscompile.compile_for_gpu(grad, spec, x, compiler_options={
+            "xla_dump_to": folder, "xla_dump_hlo_pass_re": ".*"})
+        dump = xla_dump.Dump(Path(folder), None)
+    else:
+        dump = xla_dump.compile_with_dump(jax.jit(grad).lower(spec, x),
+                                          passes=True)
+    barriers = dump.pass_counts("opt-barrier")
+    removed = barriers[barriers["count"] == 0]
+    return {"barriers removed at": (
+                None if removed.empty else
+                {"step": int(removed.index[0]),
+                 "pipeline": removed.iloc[0]["pipeline"],
+                 "pass": removed.iloc[0]["after pass"]}),
+            "products": dump.pass_counts("dot").reset_index().to_dict(
+                "records")}
+
+
+def describe_remat_passes(passes: dict[str, Any], backend: str) -> str:
+    """One sentence on what `remat_passes` found for ``backend``."""
+    removed, products = passes["barriers removed at"], passes["products"]
+    first, last = products[0]["count"], products[-1]["count"]
+    if removed is None:
+        return (f"{backend} kept the barriers to the end, and all {first} "
+                "products with them.")
+    where = (f"in pass {removed['step']} (`{removed['pass']}`, pipeline "
+             f"`{removed['pipeline']}`)")
+    if last < first:
+        drop = next(p for p in products if p["count"] == last)
+        return (f"{backend} removes the barriers {where}, and a later "
+                f"simplification merges the recomputation back into the "
+                f"forward pass: the products go from {first} to {last} "
+                f"after pass {drop['step']} (`{drop['after pass']}`, "
+                f"pipeline `{drop['pipeline']}`).")
+    return (f"{backend} removes the barriers only {where}, when no pass "
+            f"that could merge the copies is left to run, so all {first} "
+            "products survive.")
+
+

@@ -1,0 +1,4 @@
+"""Chapter 6 (XLA flags and PGLE): `flag_runs` (programs compiled and timed
+under different flags, each in a fresh process), `verdicts`,
+`exercises` (6.1-6.3).
+"""

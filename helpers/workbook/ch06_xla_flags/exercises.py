@@ -1,0 +1,191 @@
+"""Chapter 6's exercises: find the compile option (6.1), set a flag where
+XLA reads it (6.2), and keep only the flags this jaxlib knows (6.3).
+
+Each has a starter (fails its check, with the intended hint) and a
+solution (passes).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+import jax
+
+from helpers.grading.answer_forms import as_mapping, describe
+from helpers.grading.exercises import Exercise, Outcome, learner_error
+from helpers.workbook.ch06_xla_flags.flag_runs import reduction_program
+from helpers.xla import hlo, xla_flags
+
+# --- Exercise 6.1: find the option ------------------------------------------
+
+def options_starter() -> dict[str, Any]:
+    """Return compiler options under which XLA:CPU compiles the reduction
+    program to its own loop fusions, with no library (kCustom) fusion."""
+    return {}
+
+
+def options_solution() -> dict[str, Any]:
+    """An empty list of YNNPACK fusion types leaves every fusion to XLA."""
+    return {"xla_cpu_experimental_ynn_fusion_type": ""}
+
+
+def _own_fusions(make_options: Callable[[], dict[str, Any]]) -> Outcome:
+    name = "the CPU module has kLoop fusions and no kCustom fusion"
+    hint = ("Look through helpers.xla.flag_registry.table(): one CPU flag "
+            "decides which operations go to a library as one kCustom "
+            "fusion. Pass it without the leading '--'.")
+    fn, args = reduction_program(64)
+    cpu = jax.devices("cpu")[0]
+    args = jax.device_put(args, cpu)
+    try:
+        text = fn.lower(*args).compile(
+            compiler_options=make_options()).as_text()
+    except Exception as err:  # an unknown option is the learner's mistake
+        return learner_error(name, err, hint)
+    kinds = hlo.launch_summary(text)["fusion kinds"]
+    if kinds.get("kCustom") or not kinds.get("kLoop"):
+        return Outcome(name, "fail", f"fusion kinds: {kinds}", hint)
+    return Outcome(name, "pass", f"fusion kinds: {kinds}")
+
+
+find_the_option = Exercise(
+    "Exercise 6.1: find the option that changes the module",
+    [_own_fusions],
+    hints=["compile(compiler_options={...}) takes XLA flag names without "
+           "the leading '--'.",
+           "Its name mentions ynn, the library XLA:CPU hands fusions to."],
+    chapter="06_xla_flags", answer="options", level="warm-up",
+    starter=options_starter, solution=options_solution)
+
+
+# --- Exercise 6.2: set the flag where XLA reads it --------------------------
+
+OWN_FUSIONS = "--xla_cpu_experimental_ynn_fusion_type="
+
+
+def fusions_under_starter(flags: str) -> dict[str, int]:
+    """Fusion kinds of flags.reduction_program compiled for the CPU under
+    XLA_FLAGS=flags."""
+    import os
+
+    from helpers.workbook.ch06_xla_flags import flag_runs as chapter
+    os.environ["XLA_FLAGS"] = flags  # too late: JAX has started
+    fn, args = chapter.reduction_program(64)
+    args = jax.device_put(args, jax.devices("cpu")[0])
+    text = fn.lower(*args).compile().as_text()
+    os.environ.pop("XLA_FLAGS")
+    return hlo.launch_summary(text)["fusion kinds"]
+
+
+def fusions_under_solution(flags: str) -> dict[str, int]:
+    """A fresh process reads the flags when it starts."""
+    from helpers.workbook.ch06_xla_flags import flag_runs as chapter
+    result = chapter.in_child("reduction", flags, {"JAX_PLATFORMS": "cpu"})
+    return result["fusion kinds"]
+
+
+# Real flags that leave this reduction's fusions as they are.
+NEUTRAL_FLAGS = ("--xla_cpu_enable_fast_math=false", "--xla_dump_hlo_as_text")
+
+
+def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
+    name = "the ynn flag changes the fusions you report, other flags do not"
+    hint = ("XLA read XLA_FLAGS when this process started JAX; run the "
+            "compilation in a new process "
+            "(helpers.workbook.ch06_xla_flags.flag_runs.in_child).")
+    # Drawn anew at every check, so that no answer can know them: a
+    # neutral flag alone (the fusions without ynn's), and the ynn flag
+    # beside another neutral one, in either order.
+    rng = random.Random()
+    neutral = rng.choice(NEUTRAL_FLAGS)
+    both = " ".join(rng.sample([OWN_FUSIONS, rng.choice(NEUTRAL_FLAGS)], 2))
+    try:
+        # One after the other: a learner's function may set os.environ.
+        other, own = fn(neutral), fn(both)
+    except Exception as err:
+        return learner_error(name, err, hint)
+    other, own = as_mapping(other), as_mapping(own)
+    found = f"{neutral}: {other}; {both!r}: {own}"
+    if "kCustom" in own or "kLoop" not in own:
+        return Outcome(name, "fail", found, hint)
+    if "kCustom" not in other:
+        return Outcome(name, "fail", found, "A flag that does not touch "
+                       "fusions should leave XLA's own (kCustom): read "
+                       "the kinds from the compiled module, not from the "
+                       "flag's text.")
+    return Outcome(name, "pass", found)
+
+
+flag_reaches_xla = Exercise(
+    "Exercise 6.2: set the flag where XLA reads it", [_flag_reaches_xla],
+    hints=["subprocess.run([sys.executable, ...], env={..., 'XLA_FLAGS': "
+           "flags}) starts a Python that reads them."],
+    chapter="06_xla_flags", answer="fusions_under", level="core",
+    starter=fusions_under_starter, solution=fusions_under_solution)
+
+
+# --- Exercise 6.3: keep only flags this jaxlib knows ------------------------
+
+# Flags every jaxlib the book supports knows (checked by a unit test).
+_REAL_FLAGS = ["--xla_gpu_autotune_level=2", "--xla_dump_hlo_as_text",
+               "--xla_backend_optimization_level=2",
+               "--xla_cpu_enable_fast_math=false",
+               "--xla_gpu_enable_command_buffer="]
+
+
+def candidates(rng: random.Random | None = None) -> list[str]:
+    """Three real flags and one made up from a real name and a random
+    suffix, shuffled: a new list at each check, so that only testing the
+    flags (not recognising a list seen before) gets it right."""
+    rng = rng or random.Random()
+    chosen = rng.sample(_REAL_FLAGS, 3)
+    name, _, value = rng.choice(_REAL_FLAGS).partition("=")
+    suffix = "".join(rng.choice("abcdefghkmnpqrstuvwxyz") for _ in range(4))
+    made_up = f"{name}_{suffix}" + (f"={value}" if value else "")
+    listed = chosen + [made_up]
+    while True:  # an order that sorting the real ones would not give
+        rng.shuffle(listed)
+        kept = [flag for flag in listed if flag != made_up]
+        if kept not in (sorted(kept), sorted(kept, reverse=True)):
+            return listed
+
+
+def known_starter(candidates: list[str]) -> list[str]:
+    """The candidates the installed jaxlib accepts, in order."""
+    return list(candidates)  # one unknown flag aborts the whole process
+
+
+def known_solution(candidates: list[str]) -> list[str]:
+    """Ask helpers.xla.xla_flags, which tries each in a child process."""
+    rejected = set(xla_flags.unknown(candidates))
+    return [flag for flag in candidates if flag not in rejected]
+
+
+def _keeps_known(fn: Callable[[list[str]], list[str]]) -> Outcome:
+    name = "drops the made-up flag, keeps the real ones"
+    offered = candidates()
+    try:
+        got = fn(list(offered))
+    except Exception as err:
+        return learner_error(name, err, "")
+    made_up = next(f for f in offered if f.split("=")[0] not in
+                   {r.split("=")[0] for r in _REAL_FLAGS})
+    want = [flag for flag in offered if flag != made_up]
+    if isinstance(got, str) or not hasattr(got, "__iter__"):
+        return Outcome(name, "fail", f"returned {describe(got)}; expected "
+                       "a list of flags")
+    got = list(got)
+    if got != want:
+        return Outcome(name, "fail", f"offered {offered}, got {got}",
+                       "Test each flag where an abort cannot hurt: "
+                       "helpers.xla.xla_flags.unknown.")
+    return Outcome(name, "pass", f"offered {offered}; dropped {made_up}")
+
+
+known_flags = Exercise("Exercise 6.3: keep only flags this jaxlib knows",
+                       [_keeps_known],
+                       hints=["An unknown flag in XLA_FLAGS aborts the "
+                              "process that starts JAX."],
+                       chapter="06_xla_flags", answer="known", level="stretch",
+                       starter=known_starter, solution=known_solution)

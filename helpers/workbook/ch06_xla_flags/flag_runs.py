@@ -1,0 +1,203 @@
+"""Chapter 6 (XLA flags and PGLE): programs compiled and timed in fresh
+processes under different ``XLA_FLAGS``, and the chapter's exercise.
+
+XLA reads ``XLA_FLAGS`` once, when a process starts its backend, so each
+setting runs in its own child (`helpers.xla.fresh_process`), where `measure`
+compiles and times a program and returns what it found. Per compilation,
+`jax.jit(...).lower(...).compile(compiler_options=...)` sets the same options
+without a new process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from helpers.measuring import device_time
+from helpers.xla import fresh_process, hlo
+
+SIZES = {"cpu": 256, "gpu": 4096}
+
+
+def _matmul_epilogue(n: int) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
+    """A bf16 matmul followed by bias and gelu: the case where a Triton
+    GEMM can fuse the epilogue that a cuBLAS call cannot."""
+    k1, k2 = jax.random.split(jax.random.key(0))
+    x = jax.random.normal(k1, (n, n), jnp.bfloat16)
+    w = jax.random.normal(k2, (n, n), jnp.bfloat16)
+    return jax.jit(lambda x, w: jax.nn.gelu(x @ w + 1.0)), (x, w)
+
+
+def _small_kernels(n: int) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
+    """A loop of 100 steps of a few tiny kernels each: launch-bound, the
+    case command buffers (CUDA graphs) are for."""
+    w = 0.5 * jnp.eye(8)
+
+    def body(i: Any, x: jax.Array) -> jax.Array:
+        return jnp.tanh(x @ w) + 0.1 * jnp.sin(x)
+    x = jnp.ones((n // 32, 8))
+    return jax.jit(lambda x: jax.lax.fori_loop(0, 100, body, x)), (x,)
+
+
+def reduction_program(n: int
+                      ) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
+    """Elementwise work then a column sum: one fusion or several."""
+    return (jax.jit(lambda x: jnp.sum(jnp.tanh(x) * 2 + 1, axis=0)),
+            (jnp.ones((n, n)),))
+
+
+PROGRAMS = {"matmul_epilogue": _matmul_epilogue,
+            "small_kernels": _small_kernels, "reduction": reduction_program}
+
+
+def measure(name: str, repeat: int = 20) -> dict[str, Any]:
+    """Compile program ``name`` here, time it by the device's clock (the
+    wall clock and the spread beside it), and read its module: what it
+    launches, and a digest of its optimised HLO, so two settings that
+    compile the same program can be told apart from two that do not."""
+    platform = "gpu" if jax.default_backend() == "gpu" else "cpu"
+    fn, args = PROGRAMS[name](SIZES[platform])
+    start = time.perf_counter()
+    compiled = fn.lower(*args).compile()
+    compile_s = time.perf_counter() - start
+    text = compiled.as_text() or ""
+    return {"program": name, "compile s": compile_s,
+            **_timed(compiled, args, repeat), "module": module_digest(text),
+            **hlo.launch_summary(text)}
+
+
+def _timed(fn: Any, args: tuple[Any, ...], repeat: int,
+           warmup: int = 3) -> dict[str, float]:
+    """``median s`` by the device's clock, with ``wall s`` and the
+    spread (IQR over median) of the device times."""
+    timing = device_time.measure(fn, *args, repeat=repeat, warmup=warmup)
+    return {"median s": timing.median, "wall s": timing.wall.median,
+            "spread": timing.span.rel_spread}
+
+
+def module_digest(text: str) -> str:
+    """A short digest of optimised HLO text, without its metadata (source
+    lines and op names), which differ between two spellings of the same
+    program: equal digests, the same compiled program."""
+    bare = re.sub(r",? metadata=\{[^}]*\}", "", text)
+    return hashlib.sha256(bare.encode()).hexdigest()[:12]
+
+
+def modules_on_gpu(name: str, settings: dict[str, dict[str, Any]]
+                   ) -> dict[str, str]:
+    """The digest of program ``name``'s optimised module compiled for an
+    H100 at the GPU's size under each setting's compiler options (run
+    through `helpers.xla.crosscompile.run`): equal digests, the same program.
+    Settings whose effect needs the device (autotuning) compile alike
+    here by construction."""
+    from helpers.xla import crosscompile
+    fn, args = PROGRAMS[name](SIZES["gpu"])
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
+    return {label: module_digest(crosscompile.compile_for_gpu(
+        fn, *shapes, compiler_options=options).as_text() or "")
+        for label, options in settings.items()}
+
+
+def in_child(name: str, xla_flags: str = "",
+             environ: dict[str, str] | None = None, timeout: float = 600
+             ) -> dict[str, Any]:
+    """`measure` in a fresh process with ``XLA_FLAGS=xla_flags``.
+
+    Raises:
+        helpers.xla.fresh_process.ChildFailed: the child failed (an unknown
+        flag
+            aborts it); the exception carries its output.
+    """
+    if name not in PROGRAMS:
+        raise ValueError(f"unknown program {name!r}; choose one of "
+                         f"{sorted(PROGRAMS)}.")
+    return fresh_process.call(measure, name, timeout=timeout,
+                      env={**(environ or {}), "XLA_FLAGS": xla_flags})
+
+
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+def _config(name: str) -> Any:
+    """A JAX option's value (these are missing from jax's type stubs)."""
+    return getattr(jax.config, name)
+
+
+def measure_jit(name: str, calls: int = 5, repeat: int = 20
+                ) -> dict[str, Any]:
+    """Program ``name`` called through its plain ``jax.jit`` function, the
+    only way JAX's automatic PGLE works (it ignores ``lower().compile()``):
+    ``calls`` untimed calls, then ``repeat`` timed ones.
+
+    With ``JAX_ENABLE_PGLE`` set, JAX profiles the first
+    ``JAX_PGLE_PROFILING_RUNS`` calls of a program compiled with command
+    buffers off, then compiles it again with the measured latencies; the
+    ``compilations`` count (from `jax.monitoring`) shows whether that
+    second compilation happened.
+    """
+    runs = _config("jax_pgle_profiling_runs")
+    if calls <= runs:
+        raise ValueError(f"calls={calls} must exceed JAX_PGLE_PROFILING_RUNS"
+                         f" ({runs}), or "
+                         "automatic PGLE never recompiles before timing.")
+    events: list[str] = []
+
+    def count(event: str, duration_secs: float, **kwargs: str | int) -> None:
+        if event == COMPILE_EVENT:
+            events.append(event)
+
+    platform = "gpu" if jax.default_backend() == "gpu" else "cpu"
+    fn, args = PROGRAMS[name](SIZES[platform])
+    jax.block_until_ready(args)  # their own compilations are not counted
+    jax.monitoring.register_event_duration_secs_listener(count)
+    for _ in range(calls):
+        jax.block_until_ready(fn(*args))
+    return {"program": name, "pgle": _config("jax_enable_pgle"),
+            "profiling runs": runs,
+            "compilations": len(events),
+            **_timed(fn, args, repeat, warmup=0)}
+
+
+GPU_SETTINGS = {
+    # Triton for every GEMM is the default (`helpers.xla.flag_registry`), so
+    # the setting to compare is turning it off.
+    "matmul_epilogue": ["", "--xla_gpu_triton_gemm_any=false",
+                        "--xla_gpu_autotune_level=0"],
+    "small_kernels": ["", "--xla_gpu_enable_command_buffer=",
+                      "--xla_gpu_enable_latency_hiding_scheduler=true"],
+}
+PGLE = {"JAX_ENABLE_PGLE": "true", "JAX_PGLE_PROFILING_RUNS": "3"}
+
+
+# The same program in a second process, with nothing changed: the run to
+# run noise a setting's difference must exceed to count.
+AGAIN = "(none), again"
+
+
+def measure_on_gpu(settings: dict[str, list[str]] | None = None, *,
+                   repeat: int = 20) -> dict[str, Any]:
+    """Every GPU setting of the chapter, each in its own process, with
+    the default run twice (`AGAIN`: the noise floor between processes);
+    and automatic PGLE on the small-kernel loop, without it (twice) and
+    with it, all through plain ``jax.jit`` calls. A setting whose child
+    fails gets a row with the error instead of stopping the others."""
+    rows = []
+    for name, flag_list in (settings or GPU_SETTINGS).items():
+        for label, flags in [("", ""), (AGAIN, "")] + [
+                (flags, flags) for flags in flag_list if flags]:
+            try:
+                row = in_child(name, flags)
+            except fresh_process.ChildFailed as err:
+                row = {"program": name, "error": err.reason}
+            rows.append({"flags": label or "(none)", **row})
+    auto_pgle = {label: fresh_process.call(measure_jit, "small_kernels", 5,
+                                           repeat, env=environ)
+                 for label, environ in (("without", {}),
+                                        ("without, again", {}),
+                                        ("with", PGLE))}
+    return {"rows": rows, "auto_pgle": auto_pgle}

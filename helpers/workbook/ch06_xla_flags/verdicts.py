@@ -1,0 +1,134 @@
+"""Chapter 6's sentences about the reference GPU, computed from its data.
+
+A flag's effect is real only when it shows in the compiled program and
+its time differs from the default's by more than the same program differs
+from itself in another process (the noise between processes). Recordings
+since the first H100 visit run the default twice (`flag_runs.AGAIN`) and
+automatic PGLE's baseline twice, and keep a digest of each module; the
+first recording has neither, so its sentences say what they could not
+check, and use the one same-program pair it has (the small-kernel loop,
+timed by `flag_runs.measure` and, without PGLE, by `flag_runs.measure_jit`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from helpers.workbook.ch06_xla_flags import flag_runs
+
+LAUNCHES = ("fusion kinds", "custom calls", "kernels")
+
+
+def _rows(data: dict[str, Any], program: str) -> dict[str, dict[str, Any]]:
+    return {row["flags"]: row for row in data["rows"]
+            if row["program"] == program and "error" not in row}
+
+
+def noise(data: dict[str, Any], program: str) -> float | None:
+    """The relative difference between two processes running the same
+    program with no flags, or None when the recording has no such pair."""
+    rows = _rows(data, program)
+    if "(none)" in rows and flag_runs.AGAIN in rows:
+        return abs(rows[flag_runs.AGAIN]["median s"]
+                   / rows["(none)"]["median s"] - 1)
+    return None
+
+
+def same_module(row: dict[str, Any], default: dict[str, Any]
+                ) -> bool | None:
+    """Whether a setting compiled the default's optimised HLO (by the
+    modules' digests), or None when the recording kept no digests."""
+    if "module" in row and "module" in default:
+        return bool(row["module"] == default["module"])
+    return None
+
+
+def setting(data: dict[str, Any], program: str, flag: str) -> str | None:
+    """One flag's effect on one program against the default: in time,
+    against the noise between processes, and in the compiled module."""
+    rows = _rows(data, program)
+    if "(none)" not in rows or flag not in rows:
+        return None
+    default, row = rows["(none)"], rows[flag]
+    ratio = row["median s"] / default["median s"]
+    same = same_module(row, default)
+    floor = noise(data, program)
+    text = f"`{flag}` took {ratio:.2f} times the default's time on *{program}*"
+    if floor is None:
+        text += (": the recording ran the default once, so the noise "
+                 "between processes is not known and the difference is "
+                 "not judged")
+        real = None
+    else:
+        real = abs(ratio - 1) > floor
+        text += (f", {'beyond' if real else 'within'} the {floor:.1%} the "
+                 "same program differs from itself in another process")
+    if same is None:
+        module = ("; the recording kept no digest of the module, and the "
+                  "kinds and count of kernels "
+                  + ("are the default's" if all(
+                      row.get(k) == default.get(k) for k in LAUNCHES)
+                     else "differ from the default's"))
+    elif same:
+        module = ("; it compiled the same optimised HLO as the default"
+                  + (", so it acts after the HLO (on how the kernels are "
+                     "launched or tuned)" if real else
+                     ": the flag changed nothing measurable"
+                     if real is False else ""))
+    else:
+        module = "; it compiled a different program"
+    verdict = ("" if real is None else
+               " A real effect." if real else " No effect shown.")
+    return text + module + "." + verdict
+
+
+def autotuning(data: dict[str, Any], gpu: str) -> str | None:
+    """What turning autotuning off cost at run time and saved at compile
+    time, for the matmul with its epilogue."""
+    rows = _rows(data, "matmul_epilogue")
+    off, default = rows.get("--xla_gpu_autotune_level=0"), rows.get("(none)")
+    if off is None or default is None:
+        return None
+    run = off["median s"] / default["median s"]
+    compile_saved = default["compile s"] / off["compile s"]
+    verdict = ("autotuning's search is worth its compile time many times "
+               "over" if run > 2 else
+               "autotuning bought little at run time for this program")
+    return (f"On the {gpu}, with autotuning off "
+            "(`--xla_gpu_autotune_level=0`) the bf16 matmul with its "
+            f"epilogue ran {run:.1f} times as long and compiled "
+            f"{compile_saved:.1f} times as fast: {verdict}. XLA:GPU then "
+            "takes the first candidate kernel it generates instead of "
+            "timing them.")
+
+
+def pgle(data: dict[str, Any], gpu: str) -> str | None:
+    """Automatic PGLE against the same program without it, judged against
+    the difference between two processes running that program."""
+    auto = data.get("auto_pgle", {})
+    without, with_pgle = auto.get("without"), auto.get("with")
+    if without is None or with_pgle is None:
+        return None
+    ratio = with_pgle["median s"] / without["median s"]
+    again = auto.get("without, again")
+    if again is not None:
+        floor = abs(again["median s"] / without["median s"] - 1)
+        pair = "a second process without PGLE"
+    else:
+        other = _rows(data, "small_kernels").get("(none)")
+        if other is None:
+            return None
+        floor = abs(other["median s"] / without["median s"] - 1)
+        pair = "the same program without PGLE in the flags table's process"
+    compiled = with_pgle["compilations"] == without["compilations"] + 1
+    note = "" if compiled else ": no recompilation"
+    text = (f"On the {gpu}, the small-kernel loop took {ratio:.2f} times as "
+            f"long with automatic PGLE as without "
+            f"({with_pgle['compilations']} compilations against "
+            f"{without['compilations']}{note}). {pair[0].upper()}"
+            f"{pair[1:]} differed by {floor:.0%}, ")
+    if abs(ratio - 1) > floor:
+        return text + "less than PGLE's difference: a real effect."
+    return text + ("more than PGLE's difference: no effect shown. On one "
+                   "GPU there is no communication for PGLE's schedule to "
+                   "overlap.")

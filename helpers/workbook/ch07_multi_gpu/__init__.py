@@ -1,0 +1,3 @@
+"""Chapter 7 (Multi-GPU communication): `collectives`, `pipeline`,
+`exercises`.
+"""

@@ -1,0 +1,2 @@
+"""Chapter 8 (Workshop): `workshop`, the kit a teacher runs.
+"""

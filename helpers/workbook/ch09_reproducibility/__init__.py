@@ -1,0 +1,3 @@
+"""Chapter 9 (Reproducibility): `goals`, every chapter's headline goal read
+back from its executed notebook.
+"""

@@ -1,0 +1,13 @@
+"""What XLA compiles, read back: HLO, dumps and flags.
+
+- `hlo`: the compiled module as a typed model (fusions, kernels, while
+  loops, collectives, aliasing).
+- `crosscompile`: XLA:GPU compiling for an H100 on a machine without one.
+- `xla_dump`: the files ``xla_dump_to`` writes (the thunk sequence, which
+  loop bodies become CUDA graphs).
+- `xla_flags`: ``XLA_FLAGS`` checked against the flags this jaxlib knows.
+- `flag_registry`: the XLA flags the book uses, with their defaults read
+  from the installed jaxlib.
+- `fresh_process`: call a function in a new Python process, where
+  ``XLA_FLAGS`` and the platforms are read again.
+"""

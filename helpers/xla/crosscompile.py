@@ -1,0 +1,392 @@
+"""Compile for an H100 on a machine that has no GPU.
+
+XLA:GPU decides fusions, kernel counts, collective combining and buffer
+sizes at compile time, from a description of the target GPU; running the
+program is a separate step. JAX's CUDA plugin can compile for
+*compile-only* devices (`jax.experimental.topologies`) when it is handed
+that description as a ``GpuTargetConfigProto``, with no GPU, driver or
+CUDA libraries present. So a CPU machine can show what XLA:GPU does with a
+program, though never how fast it runs. One kind of decision is missing:
+the choices XLA:GPU makes by timing candidate kernels on the device
+(autotuning: which GEMM library or Triton tiling) fall back to defaults
+here, so read GEMM kernels from a real GPU, not from these compilations.
+
+The plugin (``jax-cuda12-plugin`` and ``jax-cuda12-pjrt``, the version of
+the installed jaxlib) is kept out of the main environment, where it would
+complain at every start that it finds no GPU: ``make install`` puts it in
+``.venv/cross`` (or set ``BOOK_CROSS_PLUGIN`` to another folder). Each
+compilation runs in a child process that sees it and only the CPU backend:
+
+>>> from helpers.xla import crosscompile
+>>> crosscompile.run(crosscompile.device_kind_on_gpu)
+'NVIDIA H100 80GB HBM3'
+
+calls that function in the child, where `compile_for_gpu` and `devices`
+give it H100 devices, and returns what it returns (as JSON). The chapters'
+child functions (``fusion.kinds_on_gpu`` and the like) compile their
+programs there and return what XLA:GPU made of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import glob
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+# The reference GPU as XLA:GPU sees it: an H100 SXM5 80GB. The numbers are
+# NVIDIA's published specifications (H100 datasheet; CUDA C Programming
+# Guide, compute capability 9.0 limits); names follow XLA's
+# GpuDeviceInfoProto (xla/stream_executor/device_description.proto).
+H100_SXM: dict[str, Any] = {
+    "device_description_str": "NVIDIA H100 80GB HBM3",
+    "cuda_compute_capability": (9, 0),
+    "core_count": 132,                     # streaming multiprocessors
+    "fpus_per_core": 128,                  # FP32 lanes per SM
+    "threads_per_warp": 32,
+    "threads_per_block_limit": 1024,
+    "threads_per_core_limit": 2048,
+    "registers_per_core_limit": 65536,
+    "registers_per_block_limit": 65536,
+    "shared_memory_per_block": 48 * 1024,
+    "shared_memory_per_block_optin": 227 * 1024,
+    "shared_memory_per_core": 228 * 1024,
+    "l2_cache_size": 50 * 2**20,
+    "memory_bandwidth": 3_350_000_000_000,  # bytes/s, HBM3
+    "clock_rate_ghz": 1.98,                # boost clock
+    "device_memory_size": 80 * 2**30,      # nominal 80 GB
+}
+# The oldest cuDNN jax 0.10's CUDA plugin accepts (its `with-cuda` extra
+# asks for nvidia-cudnn-cu12>=9.8), and a CUDA 12 runtime.
+DNN_VERSION = (9, 8)
+CUDA_RUNTIME = (12, 8)
+PLUGIN_FOLDER_ENV = "BOOK_CROSS_PLUGIN"
+CHILD_ENV = "BOOK_COMPILING_FOR_GPU"  # set in the child processes of `run`
+CACHE_ENV = "BOOK_CROSSCOMPILE_CACHE"  # a folder: `run` keeps results there
+# The environment of `run`'s children: the CPU backend only, and none of
+# the parent's XLA_FLAGS (its simulated devices).
+_CHILD_SETTINGS = {"JAX_PLATFORMS": "cpu", CHILD_ENV: "1"}
+_CHILD_DROPS = ("XLA_FLAGS",)
+
+
+def target_config(spec: dict[str, Any] = H100_SXM) -> str:
+    """``spec`` as the GpuTargetConfigProto text the plugin parses."""
+    major, minor = spec["cuda_compute_capability"]
+    info = [f"  {k}: {v}" for k, v in spec.items()
+            if k not in ("device_description_str", "cuda_compute_capability")]
+    info.append(f"  cuda_compute_capability {{ major: {major} "
+                f"minor: {minor} }}")
+    block_dims = ["  block_dim_limit_x: 2147483647",
+                  "  block_dim_limit_y: 65535", "  block_dim_limit_z: 65535"]
+    return "\n".join([
+        "gpu_device_info {", *info, *block_dims, "}",
+        'platform_name: "CUDA"',
+        f"dnn_version_info {{ major: {DNN_VERSION[0]} "
+        f"minor: {DNN_VERSION[1]} }}",
+        f"runtime_version {{ major: {CUDA_RUNTIME[0]} "
+        f"minor: {CUDA_RUNTIME[1]} }}",
+        f'device_description_str: "{spec["device_description_str"]}"'])
+
+
+# --- in the parent: is the plugin there, and run a function in a child ----
+
+def plugin_folder() -> str:
+    """Where ``make install`` puts the plugin: ``cross`` inside the running
+    environment (``.venv/cross``; ``.venv-newest/cross`` for `make
+    test-newest`), or ``BOOK_CROSS_PLUGIN``. A GPU machine has the plugin
+    in its environment instead."""
+    return os.environ.get(PLUGIN_FOLDER_ENV) or os.path.join(
+        sys.prefix, "cross")
+
+
+# JAX's CUDA plugins register as jax_plugins.xla_cuda12 or xla_cuda13.
+_PLUGIN_MODULES = ("jax_plugins.xla_cuda12", "jax_plugins.xla_cuda13")
+
+
+def _plugin_importable() -> bool:
+    """True where a CUDA plugin is installed in this environment (a GPU
+    machine, or Colab)."""
+    try:
+        return any(importlib.util.find_spec(name) is not None
+                   for name in _PLUGIN_MODULES)
+    except ModuleNotFoundError:  # no jax_plugins namespace at all
+        return False
+
+
+def why_unavailable() -> str | None:
+    """None when cross-compiling works here, else what is missing and how
+    to get it."""
+    import jaxlib
+    if importlib.util.find_spec("flatbuffers") is None:
+        return "jax.export needs flatbuffers: pip install flatbuffers"
+    if _plugin_importable():
+        return None
+    folder = plugin_folder()
+    found = glob.glob(os.path.join(folder, "jax_cuda12_plugin-*.dist-info"))
+    if not found:
+        return (f"the CUDA plugin is not in {folder}: run `make install`, "
+                f"or pip install --no-deps --target {folder} "
+                f"jax-cuda12-plugin=={jaxlib.__version__} "
+                f"jax-cuda12-pjrt=={jaxlib.__version__}")
+    version = os.path.basename(found[0]).split("-")[1].removesuffix(
+        ".dist")
+    if version != jaxlib.__version__:
+        return (f"the CUDA plugin in {folder} is {version} but jaxlib is "
+                f"{jaxlib.__version__}: run `make install` again")
+    return None
+
+
+def available() -> bool:
+    """True when this machine can compile for the H100 (`why_unavailable`
+    says why not)."""
+    return why_unavailable() is None
+
+
+def label(spec: dict[str, Any] = H100_SXM) -> str:
+    """Where a cross-compiled result comes from, for a table's caption."""
+    import jaxlib
+    return (f"compiled for an {spec['device_description_str']} by XLA:GPU "
+            f"(jaxlib {jaxlib.__version__}) on this machine, without "
+            f"running it")
+
+
+def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:
+    """Call ``fn(*args)`` in a child process that compiles for H100s, and
+    return its JSON result. ``fn`` is defined at the top level of a module
+    of this project (use `compiled_text` for any other function). Where
+    ``BOOK_CROSSCOMPILE_CACHE`` names a folder, a result is kept there and
+    the same call again returns it without a child (`_kept_result`).
+
+    Raises:
+        RuntimeError: the plugin is missing (with how to install it).
+        helpers.xla.fresh_process.ChildFailed: the child failed (a RuntimeError
+        that
+            carries the child's output).
+    """
+    from helpers.xla import fresh_process
+    fresh_process.target_of(fn)  # a function no child can import fails here
+    reason = why_unavailable()
+    if reason:
+        raise RuntimeError(f"cannot compile for a GPU here: {reason}")
+    kept = _kept_result(fn, args)
+    if kept is not None and kept.exists():
+        return json.loads(kept.read_text())
+    result = fresh_process.call(
+        fn, *args, env=_CHILD_SETTINGS, drop_env=_CHILD_DROPS,
+        python_path=() if _plugin_importable() else (plugin_folder(),),
+        timeout=timeout)
+    if kept is not None:  # written whole, then renamed: never half a file
+        partial = kept.with_suffix(f".{os.getpid()}.part")
+        partial.write_text(json.dumps(result))
+        partial.replace(kept)
+    return result
+
+
+def _kept_result(fn: Callable[..., Any], args: tuple[Any, ...]
+                 ) -> Path | None:
+    """Where `run` keeps the result of ``fn(*args)`` when ``CACHE_ENV``
+    names a folder, else None.
+
+    A compilation for an H100 gives the same result every time for the
+    same code, arguments and JAX settings, and the test suite asks for
+    several twice (a chapter's table, and the unit test of the same
+    facts): `conftest.py` gives each pytest run a fresh folder. The key
+    holds the function, its arguments, the child's ``JAX_*`` and
+    ``XLA_*`` variables and a digest of the helpers package's source, so
+    an edit to the code is never answered from before it.
+    """
+    from helpers.xla import fresh_process
+    folder = os.environ.get(CACHE_ENV)
+    if not folder:
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    settings = {name: value for name, value in
+                {**os.environ, **_CHILD_SETTINGS}.items()
+                if name.startswith(("JAX_", "XLA_"))
+                and name not in _CHILD_DROPS}
+    key = json.dumps({"target": fresh_process.target_of(fn), "args": args,
+                      "settings": settings, "source": _source_digest()},
+                     sort_keys=True)
+    return Path(folder) / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+
+
+@functools.cache
+def _source_digest() -> str:
+    """A digest of every module of the helpers package."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]  # helpers/xla/.. = helpers
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def run_or_explain(fn: Callable[..., Any], *args: Any,
+                   timeout: float = 600) -> Any:
+    """`run`, or None after printing one sentence on why it could not run
+    (no plugin here, or the compiler failed), so that a chapter goes on.
+    """
+    return attempt(run, fn, *args, timeout=timeout)
+
+
+def attempt(action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``action(*args, **kwargs)`` (`run`, `compiled_text`), or None after
+    printing one sentence on why it failed: the plugin is missing, or
+    XLA:GPU raised in the child (its full output is in the exception,
+    which the sentence summarises)."""
+    from helpers.xla import fresh_process
+    try:
+        return action(*args, **kwargs)
+    except fresh_process.ChildFailed as err:
+        print(f"Not compiled for an H100 here: XLA:GPU failed in "
+              f"{err.target} ({err.reason}).")
+    except RuntimeError as err:
+        print(f"Not compiled for an H100 here: {err}.")
+    return None
+
+
+def compiled_text(fn: Callable[..., Any], *args: Any,
+                  compiler_options: dict[str, Any] | None = None) -> str:
+    """The optimised HLO that XLA:GPU compiles ``fn(*args)`` to for one
+    H100, from any machine: a function defined anywhere (a notebook cell,
+    an exercise answer), not only one a child can import.
+
+    ``fn`` is exported for CUDA here (`jax.export`, which lowers for a
+    platform this machine lacks), serialised, and compiled in the child.
+    ``args`` are arrays or ``jax.ShapeDtypeStruct``s; only their shapes
+    and dtypes matter, so sizes no CPU could hold are fine.
+    """
+    import jax
+    from jax import export
+    specs = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
+                         args)
+    exported = export.export(jax.jit(fn), platforms=["cuda"])(*specs)
+    blob = base64.b64encode(exported.serialize()).decode("ascii")
+    return run(_compile_exported, blob,
+               compiler_options or {})
+
+
+# --- in the child: compile-only H100 devices ------------------------------
+
+def compiling_for_gpu() -> bool:
+    """True in a child of `run`: code that picks a GPU or a CPU path (a
+    Pallas kernel or its interpreter) should take the GPU's."""
+    return os.environ.get(CHILD_ENV) == "1"
+
+
+@functools.cache
+def devices(count: int = 1) -> list[Any]:
+    """``count`` compile-only H100s, as one node (child process only)."""
+    from jax.experimental import topologies
+    topology = topologies.get_topology_desc(
+        platform="cuda", topology=f"1x1x{count}",
+        target_config=target_config())
+    return list(topology.devices)
+
+
+def compile_for_gpu(fn: Callable[..., Any], *args: Any,
+                    compiler_options: dict[str, Any] | None = None) -> Any:
+    """``jax.jit(fn)`` compiled for one H100 (child process only).
+
+    ``args`` are arrays or ``jax.ShapeDtypeStruct``s; any without a
+    sharding are placed on the first device. Shard them over `devices`
+    yourself for more than one GPU.
+    """
+    import jax
+    from jax.sharding import SingleDeviceSharding
+    one = SingleDeviceSharding(devices(1)[0])
+
+    def spec(x: Any) -> Any:
+        if getattr(x, "sharding", None) is not None and isinstance(
+                x, jax.ShapeDtypeStruct):
+            return x
+        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=one)
+
+    given = [x for x in jax.tree.leaves(args)
+             if isinstance(x, jax.ShapeDtypeStruct) and x.sharding is not None]
+    specs = jax.tree.map(spec, args)
+    with contextlib.nullcontext() if given else _as_an_h100():
+        lowered = jax.jit(fn).trace(*specs).lower()
+    return lowered.compile(compiler_options=compiler_options or {})
+
+
+def _as_an_h100() -> Any:
+    """A context in which JAX's lowering rules see an H100.
+
+    Pallas's Triton lowering asks the default device for its compute
+    capability. Up to jax 0.10 it assumed 9.0 when that device was a CPU;
+    since jax 0.11 it raises instead, unless an abstract device names the
+    GPU: this one, with the kind of our compile-only devices. (Compiling
+    over several devices, the caller's shardings and meshes decide, and
+    no abstract device is set.)
+
+    The mesh's axis is Auto, as it is by default up to jax 0.11: from jax
+    0.12 on a mesh's axes are Explicit by default, which gives every
+    array's type a sharding and made Triton's check of a 2-D carry fail
+    ("Length of sharding.spec (2) must be equal to aval's ndim (1)").
+    """
+    from jax.sharding import (
+        AbstractDevice,
+        AbstractMesh,
+        AxisType,
+        use_abstract_mesh,
+    )
+    h100 = AbstractDevice(device_kind=devices(1)[0].device_kind,
+                          num_cores=int(H100_SXM["core_count"]),
+                          platform="cuda")
+    return use_abstract_mesh(AbstractMesh((1,), ("device",),
+                                          axis_types=(AxisType.Auto,),
+                                          abstract_device=h100))
+
+
+def self_check() -> dict[str, Any]:
+    """A child function for the tests: eight devices exist, and a small
+    program compiles for them."""
+    import jax.numpy as jnp
+    x = jnp.ones((1024, 1024))
+    compiled = compile_for_gpu(lambda v: jnp.tanh(v @ v), x)
+    return {"platform": devices(1)[0].platform, "devices": len(devices(8)),
+            "output_bytes": compiled.memory_analysis().output_size_in_bytes}
+
+
+def device_kind_on_gpu() -> str:
+    """A child function: the kind of the compile-only device `run` gives
+    the child (an H100, as JAX names it)."""
+    return devices(1)[0].device_kind
+
+
+def options_on_gpu() -> dict[str, Any]:
+    """A child function: the DebugOptions XLA:GPU compiled a small program
+    for an H100 with (``effective``, from the dump's ``*.config.pbtxt``),
+    and those that differ from XLA's built-in defaults (``overrides``)."""
+    import tempfile
+    from pathlib import Path
+
+    import jax.numpy as jnp
+
+    from helpers.xla import xla_dump
+    folder = tempfile.mkdtemp(prefix="xla_dump_")
+    compile_for_gpu(lambda v: jnp.tanh(v @ v), jnp.ones((256, 256)),
+                    compiler_options={"xla_dump_to": folder})
+    return xla_dump.options_used(xla_dump.Dump(Path(folder), None))
+
+
+def _compile_exported(blob: str, compiler_options: dict[str, Any]) -> str:
+    """The child's half of `compiled_text`."""
+    import jax
+    from jax import export
+    exported = export.deserialize(bytearray(base64.b64decode(blob)))
+    if any(a.dtype.itemsize == 8 for a in exported.in_avals):
+        jax.config.update("jax_enable_x64", True)  # this process only
+    specs = jax.tree.unflatten(exported.in_tree, [
+        jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exported.in_avals])
+    args, kwargs = specs
+    return compile_for_gpu(functools.partial(exported.call, **kwargs),
+                           *args, compiler_options=compiler_options
+                           ).as_text()

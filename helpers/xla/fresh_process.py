@@ -1,0 +1,129 @@
+"""Call a function in a fresh Python process: JSON in, JSON out.
+
+Some things can only be decided when a process starts: XLA reads
+``XLA_FLAGS`` once, JAX picks its platforms once, and an unknown flag
+aborts the whole process. The book runs such experiments in a child:
+
+>>> from helpers.xla import fresh_process, xla_flags
+>>> fresh_process.call(xla_flags.start_jax, env={
+...     "XLA_FLAGS": "--xla_force_host_platform_device_count=3",
+...     "JAX_PLATFORMS": "cpu"})
+3
+
+calls ``xla_flags.start_jax()`` in a new interpreter, which starts JAX
+with those flags and counts its devices, and returns its result. The
+function is passed as an object (a rename is caught where it is written,
+not in the child) and must be importable by the child: defined at the top
+level of a module, not in a notebook. Arguments and the result travel as
+JSON. A child that fails raises `ChildFailed`, which carries the
+child's whole output.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import Any, Callable
+
+_RESULT = "@@helpers.xla.fresh_process result@@ "
+_ERROR_LINE = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit)\b.*)$",
+                         re.MULTILINE)
+
+
+class ChildFailed(RuntimeError):
+    """The child process exited with an error.
+
+    Attributes:
+        target: the function it ran, ``"module:name"``.
+        returncode: the child's exit status.
+        output: everything the child printed (stdout, then stderr).
+    """
+
+    def __init__(self, target: str, returncode: int, output: str):
+        self.target, self.returncode, self.output = target, returncode, output
+        super().__init__(f"{target} failed in a child process (exit status "
+                         f"{returncode}): {self.reason}\n--- the child's "
+                         f"output, last lines ---\n{output[-2000:]}")
+
+    @property
+    def reason(self) -> str:
+        """The child's last error line (``ValueError: ...``), or the last
+        line it printed."""
+        errors = _ERROR_LINE.findall(self.output)
+        if errors:
+            return errors[-1].strip()
+        lines = [line for line in self.output.splitlines() if line.strip()]
+        return lines[-1].strip() if lines else "(no output)"
+
+
+def target_of(fn: Callable[..., Any]) -> str:
+    """``"module:name"`` of a function a child can import.
+
+    Raises:
+        ValueError: ``fn`` is a lambda, a nested function, or defined in
+            ``__main__`` or a notebook, so no other process can import it.
+    """
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", "")
+    if not callable(fn) or module is None:
+        raise TypeError(f"expected a function, got {type(fn).__name__}.")
+    if module == "__main__" or "<" in qualname or "." in qualname:
+        raise ValueError(
+            f"{qualname or fn!r} cannot be imported by another process: "
+            "define it at the top level of a module (a function in a "
+            "notebook or a lambda cannot travel).")
+    return f"{module}:{qualname}"
+
+
+def call(fn: Callable[..., Any], *args: Any, env: dict[str, str] | None = None,
+         drop_env: tuple[str, ...] = (), python_path: tuple[str, ...] = (),
+         timeout: float = 600) -> Any:
+    """``fn(*args)`` run in a fresh Python process; its JSON result.
+
+    Args:
+        fn: a function defined at the top level of an importable module.
+        args: JSON-serialisable arguments.
+        env: variables to set in the child, on top of this process's.
+        drop_env: variables to remove from the child's environment.
+        python_path: folders the child imports from first.
+        timeout: seconds before the child is killed.
+
+    Raises:
+        ChildFailed: the child raised or exited non-zero.
+        subprocess.TimeoutExpired: it ran longer than ``timeout``.
+    """
+    from helpers.measuring import machine as book_env
+    target = target_of(fn)
+    child_env = {**os.environ, **(env or {})}
+    for name in drop_env:
+        child_env.pop(name, None)
+    child_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (*python_path, book_env.repo_root(),
+                    child_env.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.xla.fresh_process"],
+        input=json.dumps({"target": target, "args": args}),
+        env=child_env, capture_output=True, text=True, timeout=timeout,
+        cwd=book_env.repo_root())
+    output = done.stdout + done.stderr
+    results = [line for line in done.stdout.splitlines()
+               if line.startswith(_RESULT)]
+    if done.returncode != 0 or not results:
+        raise ChildFailed(target, done.returncode, output)
+    return json.loads(results[-1].removeprefix(_RESULT))
+
+
+def _run_request(request: dict[str, Any]) -> None:
+    """The child's side: import, call, print the result on one line."""
+    module_name, name = request["target"].split(":")
+    fn = getattr(importlib.import_module(module_name), name)
+    result = fn(*request["args"])
+    print(_RESULT + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    _run_request(json.load(sys.stdin))

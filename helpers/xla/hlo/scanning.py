@@ -1,0 +1,87 @@
+"""Scanning HLO text: brackets, quotes and the commas and spaces between
+them.
+
+HLO nests brackets freely (tuple shapes in parentheses, layouts in
+braces, attribute values with their own braces and quoted strings), so
+`helpers.xla.hlo.parsing` never splits a line on a plain comma or space:
+it asks these functions for the ones outside every bracket and quote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+
+CLOSING = {"(": ")", "[": "]", "{": "}"}
+
+
+def unquoted_chars(text: str, start: int = 0
+                    ) -> Iterator[tuple[int, str, int]]:
+    """``(index, char, depth)`` of the characters outside quoted strings,
+    from ``start``; ``depth`` counts the brackets open once ``char`` is
+    read (an opening bracket raises it, a closing one lowers it)."""
+    depth, quoted, escaped = 0, False, False
+    for at in range(start, len(text)):
+        char = text[at]
+        if quoted:
+            quoted = not (char == '"' and not escaped)
+            escaped = char == "\\" and not escaped
+            continue
+        if char == '"':
+            quoted = True
+            continue
+        if char in CLOSING:
+            depth += 1
+        elif char in CLOSING.values():
+            depth -= 1
+        yield at, char, depth
+
+
+def matching(text: str, start: int) -> int:
+    """The index of the bracket closing the one at ``start``, skipping
+    quoted strings and nested brackets."""
+    for at, char, depth in unquoted_chars(text, start):
+        if depth == 0 and char in CLOSING.values():
+            return at
+    raise ValueError(f"unbalanced {text[start]!r}")
+
+
+def top_level(text: str) -> Iterator[tuple[int, str]]:
+    """``(index, char)`` of the characters outside brackets and quotes."""
+    for at, char, depth in unquoted_chars(text):
+        if depth == 0 and char not in CLOSING.values():
+            yield at, char
+
+
+def split_top(text: str) -> list[str]:
+    """Split at the commas outside brackets and quotes; drop empty parts."""
+    cuts = [at for at, char in top_level(text) if char == ","]
+    parts = [text[a + 1:b] for a, b in zip([-1] + cuts, cuts + [len(text)])]
+    return [part for part in parts if part.strip()]
+
+
+def token_end(text: str, start: int) -> int:
+    """Where the token starting at ``start`` ends: the first space outside
+    brackets (a tuple shape has spaces inside its parentheses)."""
+    space = next((at for at, char in top_level(text[start:])
+                  if char == " "), None)
+    if space is None:
+        raise ValueError("no space after the shape")
+    return start + space
+
+
+def last_top_space(text: str) -> int:
+    """The index of the last space outside brackets and quotes, or -1."""
+    spaces = [at for at, char in top_level(text) if char == " "]
+    return spaces[-1] if spaces else -1
+
+
+def unquoted(text: str) -> str:
+    """A quoted attribute value's content, escapes undone; else as is."""
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text[1:-1]
+    return text

@@ -1,0 +1,69 @@
+"""The helpers package's layout: no import circle, no module reaching into
+another's private names (`scripts/import_graph.py` prints both), and the
+layout the package's docstring maps."""
+
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import helpers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import import_graph  # noqa: E402
+
+
+def test_the_import_graph_has_no_circle():
+    assert import_graph.circle(import_graph.graph()) is None
+
+
+def test_a_circle_is_found_and_named():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    found = import_graph.circle(edges)
+    assert found is not None and set(found) == {"a", "b", "c"}
+
+
+def test_no_module_uses_another_modules_private_names():
+    assert import_graph.private_uses() == {}
+
+
+def test_private_uses_are_found(tmp_path, monkeypatch):
+    package = tmp_path / "helpers"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def _hidden(): pass\n")
+    (package / "b.py").write_text(
+        "from helpers.a import _hidden\nfrom helpers import a\n"
+        "def f():\n    return a._hidden()\n")
+    monkeypatch.setattr(import_graph, "ROOT", tmp_path)
+    monkeypatch.setattr(import_graph, "PACKAGE", package)
+    assert import_graph.private_uses() == {
+        "helpers.b": ["1: from helpers.a import _hidden", "4: a._hidden"]}
+    assert import_graph.graph()["helpers.b"] == {"helpers.a"}
+
+
+def test_every_part_the_package_docstring_maps_exists():
+    parts = {info.name for info in pkgutil.iter_modules(helpers.__path__)}
+    assert parts == {"measuring", "page", "xla", "profiler", "multi_device",
+                     "pallas", "grading", "workbook"}
+    for part in parts:
+        assert f"- `{part}`" in helpers.__doc__
+        assert importlib.import_module(f"helpers.{part}").__doc__
+
+
+def test_each_chapter_has_one_folder_named_after_it():
+    import helpers.workbook as workbook
+    chapters = sorted(p.stem for p in (Path(helpers.__path__[0]).parent
+                                       / "chapters").glob("[0-9]*.md"))
+    folders = sorted(info.name for info in
+                     pkgutil.iter_modules(workbook.__path__) if info.ispkg)
+    assert folders == [f"ch{name}" for name in chapters]
+
+
+@pytest.mark.parametrize("path", sorted(
+    Path(helpers.__path__[0]).rglob("*.py")), ids=str)
+def test_no_module_is_over_400_lines(path):
+    lines = len(path.read_text().splitlines())
+    assert lines <= 400, f"{path} has {lines} lines: split it by job"
