@@ -171,8 +171,8 @@ def test_every_xla_flag_in_the_book_is_registered_and_known_to_jaxlib():
                      (ROOT / "chapters").glob("*.md"))
     flags = xla_flags.flag_names(text)
     assert not flag_registry.unlisted(flags), (
-        "add these flags to helpers/flag_registry.py: what they do, their "
-        "documented default and the chapters using them")
+        "add these flags to helpers/xla/flag_registry.py: what they do, their "
+        "documented default and its source")
     unknown = xla_flags.unknown(list(flag_registry.FLAGS))
     assert not unknown, (
         f"the installed jaxlib does not know {unknown}; a reader setting "

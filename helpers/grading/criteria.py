@@ -105,32 +105,43 @@ def matches_reference(reference: Callable[..., Any],
             except Exception as err:  # the learner's code may fail anyhow
                 return learner_error(name, err, hint)
             try:
-                if isinstance(want, Mapping):
-                    value = as_mapping(value, keys=list(want))
-                got = leaves(value)
+                error = _relative_error(value, want, rtol, atol)
             except WrongAnswer as err:
                 return Outcome(name, "fail", f"case {i}: {err}", hint)
-            wanted = leaves(want)
-            if len(got) != len(wanted):
-                return Outcome(name, "fail", f"case {i}: returned "
-                               f"{len(got)} arrays, expected {len(wanted)}",
-                               hint)
-            for g, w in zip(got, wanted):
-                if g.shape != w.shape:
-                    return Outcome(name, "fail", f"case {i}: shape "
-                                   f"{g.shape}, expected {w.shape}", hint)
-                if not np.allclose(g, w, rtol=rtol, atol=atol):
-                    error = np.max(np.abs(g - w) / (np.abs(w) + atol))
-                    return Outcome(name, "fail", f"case {i}: largest "
-                                   f"relative error {error:.2e} (allowed "
-                                   f"{rtol:.0e})", hint)
-                if w.size:
-                    worst = max(worst, float(np.max(
-                        np.abs(g - w) / (np.abs(w) + atol))))
+            worst = max(worst, error)
         return Outcome(name, "pass", f"{len(get_cases())} cases agree "
                        f"(largest relative error {worst:.1e})")
 
     return criterion
+
+
+def _relative_error(value: Any, want: Any, rtol: float, atol: float
+                    ) -> float:
+    """The largest relative error of an answer against the reference's,
+    read in its natural form (`helpers.grading.answer_forms`).
+
+    Raises:
+        WrongAnswer: saying how the answer differs: its form, the number
+            or shape of its arrays, or numbers outside the tolerances.
+    """
+    if isinstance(want, Mapping):
+        value = as_mapping(value, keys=list(want))
+    got, wanted = leaves(value), leaves(want)
+    if len(got) != len(wanted):
+        raise WrongAnswer(f"returned {len(got)} arrays, expected "
+                          f"{len(wanted)}")
+    worst = 0.0
+    for g, w in zip(got, wanted):
+        if g.shape != w.shape:
+            raise WrongAnswer(f"shape {g.shape}, expected {w.shape}")
+        if not w.size:
+            continue
+        error = float(np.max(np.abs(g - w) / (np.abs(w) + atol)))
+        if not np.allclose(g, w, rtol=rtol, atol=atol):
+            raise WrongAnswer(f"largest relative error {error:.2e} "
+                              f"(allowed {rtol:.0e})")
+        worst = max(worst, error)
+    return worst
 
 
 def hlo_fact(description: str, predicate: Callable[[str], bool | str],
@@ -236,9 +247,9 @@ def time_below(target_s: float | Callable[[], float],
             return learner_error(description, err, hint)
         detail = (f"median {bench.format_seconds(timing.median)}, target "
                   f"{bench.format_seconds(target)}")
-        status = "pass" if 0 < timing.median <= target else "fail"
-        return Outcome(description, status, detail,
-                       hint if status == "fail" else "")
+        if 0 < timing.median <= target:
+            return Outcome(description, "pass", detail)
+        return Outcome(description, "fail", detail, hint)
 
     return criterion
 

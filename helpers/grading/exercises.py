@@ -26,7 +26,7 @@ import html
 import inspect
 import re
 import traceback
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence, get_args
 
 from helpers.grading.answer_forms import WrongAnswer, describe
 from helpers.grading.criteria import (
@@ -45,7 +45,8 @@ __all__ = ["Exercise", "Solution", "Outcome", "Report", "learner_error",
            "not_graded", "matches_reference", "hlo_fact", "jaxpr_fact",
            "time_below", "faster_than", "described", "LEVELS"]
 
-LEVELS = ("warm-up", "core", "stretch")
+Level = Literal["warm-up", "core", "stretch"]
+LEVELS: tuple[Level, ...] = get_args(Level)
 
 
 def _grade(criterion: Criterion, fn: Callable[..., Any]) -> Outcome:
@@ -93,7 +94,7 @@ class Exercise:
     answer: str = ""
     starter: Callable[..., Any] | None = None
     solution: Callable[..., Any] | None = None
-    level: str = "core"
+    level: Level = "core"
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import traceback
-from typing import Any
+from typing import Any, Literal
 
 from helpers.page.widgets import with_static_view
 
@@ -29,6 +29,9 @@ _MARK = {"pass": "<b style='color:#1a7f37'>pass</b>",
 PASSED, NOT_YET = "passed", "not yet"
 PASSED_WHERE_GRADED, NOT_GRADED = "passed where graded", "not graded here"
 STATUSES = (PASSED, NOT_YET, PASSED_WHERE_GRADED, NOT_GRADED)
+
+# What one criterion found: passed, failed, or not graded here.
+Status = Literal["pass", "fail", "skip"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +48,7 @@ class Outcome:
     """
 
     criterion: str
-    status: str
+    status: Status
     detail: str
     hint: str = ""
     error: str = ""

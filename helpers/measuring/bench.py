@@ -19,7 +19,7 @@ import math
 import statistics
 import sys
 import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence, get_args
 
 import jax
 import numpy as np
@@ -284,10 +284,12 @@ def _argument_sets(args: tuple[Any, ...],
     return sets
 
 
-ORDERS = ("random", "alternating", "blocked")
+# The orders in which `interleaved` can call its functions.
+Order = Literal["random", "alternating", "blocked"]
+ORDERS: tuple[Order, ...] = get_args(Order)
 
 
-def schedule(names: list[str], calls: int, order: str, seed: int = 0
+def schedule(names: list[str], calls: int, order: Order, seed: int = 0
              ) -> list[str]:
     """The order in which to make ``calls`` calls of each name.
 
@@ -313,7 +315,7 @@ def schedule(names: list[str], calls: int, order: str, seed: int = 0
 
 
 def interleaved(fns: Mapping[str, Callable[..., Any]], *args: Any,
-                repeat: int = 20, warmup: int = 3, order: str = "random",
+                repeat: int = 20, warmup: int = 3, order: Order = "random",
                 seed: int = 0,
                 clock: Callable[[], float] = time.perf_counter
                 ) -> dict[str, Timing]:

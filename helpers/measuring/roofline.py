@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import jax
 import jax.numpy as jnp
@@ -235,7 +235,7 @@ class Floor:
     seconds: float
     memory_s: float
     compute_s: float
-    bound: str
+    bound: Literal["memory", "compute"]
 
 
 def floor(*, bytes: float = 0.0, flops: float = 0.0,
@@ -267,9 +267,9 @@ def floor(*, bytes: float = 0.0, flops: float = 0.0,
                        f"measure_ceilings(({dtype!r},)).")
     memory_s = bytes / ceilings.copy_bytes_per_s
     compute_s = flops / ceilings.matmul_flops_per_s[dtype] if flops else 0.0
-    bound = "memory" if memory_s >= compute_s else "compute"
     return Floor(seconds=max(memory_s, compute_s), memory_s=memory_s,
-                 compute_s=compute_s, bound=bound)
+                 compute_s=compute_s,
+                 bound="memory" if memory_s >= compute_s else "compute")
 
 
 def achieved(timing: bench.Timing | device_time.DeviceTiming | float,

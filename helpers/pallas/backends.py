@@ -17,15 +17,18 @@ machine without one (`helpers.xla.crosscompile`) takes the H100's choice.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Literal, NamedTuple, get_args
 
 import jax
 
 from helpers.measuring import machine
+from helpers.pallas.loop import Loop
 from helpers.pallas.mosaic import chains as mosaic_chains
 from helpers.xla import crosscompile
 
-BACKENDS = ("mosaic", "triton")
+# Pallas's GPU backends, the newest first.
+Backend = Literal["mosaic", "triton"]
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
 MOSAIC_FROM = (9, 0)  # Hopper
 TRITON_FROM = (8, 0)  # Ampere
 
@@ -35,7 +38,7 @@ class Kernel(NamedTuple):
     ``'triton'``; ``interpret`` runs that backend's interpreter instead of
     compiling for a GPU."""
 
-    backend: str
+    backend: Backend
     interpret: bool
 
 
@@ -48,7 +51,7 @@ def triton_available() -> bool:
     return True
 
 
-def choose(backend: str | None, interpret: bool | None,
+def choose(backend: Backend | None, interpret: bool | None,
            mosaic_can_run: Callable[[], bool] = lambda: True) -> Kernel:
     """The backend for this machine, unless one is named.
 
@@ -68,16 +71,15 @@ def choose(backend: str | None, interpret: bool | None,
         raise ValueError(f"backend must be one of {BACKENDS} or None (by "
                          f"capability); got {backend!r}.")
     arch = _target_arch()
-    if backend is None:
-        backend = _by_capability(arch, mosaic_can_run)
+    chosen = backend or _by_capability(arch, mosaic_can_run)
     if interpret is None:
-        interpret = _interpret_here(backend, arch)
-    if (backend == "mosaic" and interpret
+        interpret = _interpret_here(chosen, arch)
+    if (chosen == "mosaic" and interpret
             and mosaic_chains.interpreter_missing()):
         raise NotImplementedError(
             f"Mosaic GPU's interpreter is not in jax {jax.__version__} "
             "(it is from 0.12 on); use backend='triton' to interpret.")
-    return Kernel(backend, interpret)
+    return Kernel(chosen, interpret)
 
 
 def _target_arch() -> tuple[int, int] | None:
@@ -88,7 +90,7 @@ def _target_arch() -> tuple[int, int] | None:
 
 
 def _by_capability(arch: tuple[int, int] | None,
-                   mosaic_can_run: Callable[[], bool]) -> str:
+                   mosaic_can_run: Callable[[], bool]) -> Backend:
     mosaic_ok = mosaic_chains.available() is None
     if arch is not None and arch >= MOSAIC_FROM and mosaic_ok and (
             not triton_available() or mosaic_can_run()):
@@ -96,7 +98,7 @@ def _by_capability(arch: tuple[int, int] | None,
     return "triton" if triton_available() else "mosaic"
 
 
-def _interpret_here(backend: str, arch: tuple[int, int] | None) -> bool:
+def _interpret_here(backend: Backend, arch: tuple[int, int] | None) -> bool:
     """Interpret where no GPU can compile this backend, with a warning on
     a GPU that is too old for it."""
     if arch is None:
@@ -112,19 +114,19 @@ def _interpret_here(backend: str, arch: tuple[int, int] | None) -> bool:
     return True
 
 
-def run_lanes(fn: Callable[..., Any], length: int, reverse: bool,
-              interpret: bool, init: Any, xs: Any, consts: tuple[Any, ...],
-              save_carries: bool) -> tuple[Any, Any, Any]:
+def run_lanes(loop: Loop, interpret: bool, init: Any, xs: Any,
+              consts: tuple[Any, ...], save_carries: bool
+              ) -> tuple[Any, Any, Any]:
     """One chain's scan as a Mosaic GPU kernel
     (`helpers.pallas.mosaic.chains`), in
     `helpers.pallas.scan`'s convention: ``(final, ys, carries entering each
     step or None)``. The carries travel as extra outputs of the step."""
     def step(carry: Any, x: Any, *constants: Any) -> Any:
-        new, y = fn(carry, x, *constants)
+        new, y = loop.fn(carry, x, *constants)
         return new, ((y, carry) if save_carries else y)
 
     init_one, xs_one = jax.tree.map(lambda leaf: leaf[None], (init, xs))
-    final, ys = mosaic_chains.launch(step, length, reverse, init_one,
-                                     xs_one, consts, interpret=interpret)
+    final, ys = mosaic_chains.launch(loop.with_step(step), init_one, xs_one,
+                                     consts, interpret=interpret)
     final, ys = jax.tree.map(lambda leaf: leaf[0], (final, ys))
     return (final, *ys) if save_carries else (final, ys, None)

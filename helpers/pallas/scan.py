@@ -23,6 +23,7 @@ reverse.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Callable
 
@@ -31,6 +32,7 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
 from helpers.pallas import backends
+from helpers.pallas.loop import Loop, Refs, run_in_kernel
 from helpers.pallas.mosaic import chains as mosaic_chains
 from helpers.pallas.mosaic import scalarise
 from helpers.pallas.triton import ir, padding
@@ -39,7 +41,8 @@ Step = Callable[[Any, Any], tuple[Any, Any]]
 
 
 def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
-               backend: str | None = None, interpret: bool | None = None,
+               backend: backends.Backend | None = None,
+               interpret: bool | None = None,
                pad: bool | None = None, check: bool = True
                ) -> tuple[Any, Any]:
     """`jax.lax.scan(step, init, xs)`, run as one Pallas kernel.
@@ -88,24 +91,37 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
     converted, consts = hoist_constants(step, init, x0)
     how = backends.choose(backend, interpret, lambda: mosaic_chains.can_run(
         converted, init, x0, *consts))
+    loop = Loop(converted, length, reverse)
     if check:  # as the GPU would compile it: padded unless told not to
-        _refuse(how, converted, length, reverse,
-                True if pad is None else pad, init, xs, consts)
-    pad = (how.backend == "triton" and not how.interpret) if pad is None \
-        else pad
-    return _scan(converted, length, reverse, how, pad, check, init, xs,
-                 consts)
+        _refuse(_Plan(loop, how, True if pad is None else pad, check),
+                init, xs, consts)
+    if pad is None:
+        pad = how.backend == "triton" and not how.interpret
+    return _scan(_Plan(loop, how, pad, check), init, xs, consts)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """How `fused_scan` runs its loop: on which backend (`backends.Kernel`),
+    on arrays padded to powers of two or not, and whether each kernel is
+    checked against the GPU's compiler first. Frozen and hashable: the
+    custom VJP takes it as one static argument."""
+
+    loop: Loop
+    kernel: backends.Kernel
+    pad: bool
+    check: bool
 
 
 
-def _refuse(how: backends.Kernel, fn: Callable[..., Any], length: int,
-            reverse: bool, pad: bool, init: Any, xs: Any,
+def _refuse(plan: _Plan, init: Any, xs: Any,
             consts: tuple[Any, ...]) -> None:
-    """Raise, with the reason, when ``how``'s backend cannot compile the
+    """Raise, with the reason, when the plan's backend cannot compile the
     step; shapes and dtypes are all it needs."""
+    fn = plan.loop.fn
     x0 = jax.tree.map(lambda leaf: jax.ShapeDtypeStruct(
         jnp.shape(leaf)[1:], jnp.result_type(leaf)), xs)
-    if how.backend == "mosaic":
+    if plan.kernel.backend == "mosaic":
         missing = scalarise.unsupported_operations(fn, init, x0, *consts)
         if missing:
             raise NotImplementedError(
@@ -114,7 +130,7 @@ def _refuse(how: backends.Kernel, fn: Callable[..., Any], length: int,
                 "Use backend='triton', or rewrite those parts.")
         return
     _refuse_unsupported(fn, init, x0, consts)
-    _refuse_unlowerable(fn, length, reverse, pad, init, xs, consts)
+    _refuse_unlowerable(plan, init, xs, consts)
 
 
 def hoist_constants(step: Step, init: Any, x0: Any
@@ -178,20 +194,21 @@ def _refuse_unsupported(fn: Callable[..., Any], init: Any, x0: Any,
             "to run it in interpret mode anyway.")
 
 
-def _refuse_unlowerable(fn: Callable[..., Any], length: int,
-                        reverse: bool, pad: bool, init: Any, xs: Any,
+def _refuse_unlowerable(plan: _Plan, init: Any, xs: Any,
                         consts: tuple[Any, ...]) -> None:
     """Lower the GPU kernel to Triton's IR here; raise what Triton says."""
+    on_gpu = dataclasses.replace(plan,
+                                 kernel=backends.Kernel("triton", False))
+
     def gpu_kernel(init: Any, xs: Any, consts: tuple[Any, ...]) -> Any:
-        return _run(fn, length, reverse, backends.Kernel("triton", False),
-                    pad, init, xs, consts, save_carries=False)
+        return _run(on_gpu, init, xs, consts, save_carries=False)
 
     try:
         ir.triton_modules(gpu_kernel, init, xs, consts)
     except ir.LoweringUnavailable:
         return  # an unfamiliar jax: the GPU compiler will have its say
     except ir.TritonLoweringError as err:
-        advice = ("" if pad else " Pass pad=True to pad every array to "
+        advice = ("" if plan.pad else " Pass pad=True to pad every array to "
                   "powers of two.")
         raise NotImplementedError(
             f"fused_scan: Triton cannot compile this step: {err}.{advice} "
@@ -203,28 +220,25 @@ def _spec(leaf: Any) -> tuple[tuple[int, ...], str]:
     return tuple(jnp.shape(leaf)), jnp.result_type(leaf).name
 
 
-def _run(fn: Callable[..., Any], length: int, reverse: bool,
-         how: backends.Kernel, pad: bool, init: Any, xs: Any,
-         consts: tuple[Any, ...], save_carries: bool
-         ) -> tuple[Any, Any, Any]:
-    """One kernel: the loop over ``length`` steps of ``fn(c, x, *consts)``.
+def _run(plan: _Plan, init: Any, xs: Any, consts: tuple[Any, ...],
+         save_carries: bool) -> tuple[Any, Any, Any]:
+    """One kernel: the plan's loop of ``fn(c, x, *consts)``.
 
     Returns ``(final_carry, ys, carries)``; ``carries`` stacks the carry
-    *entering* each step (for the backward pass) or is None. With ``pad``
-    the kernel sees arrays padded to powers of two, and the results are
-    cut back to their true shapes.
+    *entering* each step (for the backward pass) or is None. With
+    ``plan.pad`` the kernel sees arrays padded to powers of two, and the
+    results are cut back to their true shapes.
     """
-    if how.backend == "mosaic":
-        return backends.run_lanes(fn, length, reverse, how.interpret, init,
-                                  xs, consts, save_carries)
-    interpret = how.interpret
-    if not pad:
-        return _launch(fn, length, reverse, interpret, init, xs, consts,
-                       save_carries)
+    loop, interpret = plan.loop, plan.kernel.interpret
+    if plan.kernel.backend == "mosaic":
+        return backends.run_lanes(loop, interpret, init, xs, consts,
+                                  save_carries)
+    if not plan.pad:
+        return _launch(loop, interpret, init, xs, consts, save_carries)
     x0 = jax.tree.map(lambda leaf: leaf[0], xs)
-    carry_shape, y_shape = jax.eval_shape(fn, init, x0, *consts)
+    carry_shape, y_shape = jax.eval_shape(loop.fn, init, x0, *consts)
     final, ys, carries = _launch(
-        padding.pad_function(fn, init, x0, *consts), length, reverse,
+        loop.with_step(padding.pad_function(loop.fn, init, x0, *consts)),
         interpret, jax.tree.map(padding.pad_array, init),
         jax.tree.map(lambda leaf: padding.pad_array(leaf, 1), xs),
         tuple(padding.pad_array(c) for c in consts), save_carries)
@@ -237,47 +251,22 @@ def _run(fn: Callable[..., Any], length: int, reverse: bool,
             None if carries is None else cut(carries, carry_shape))
 
 
-def _launch(fn: Callable[..., Any], length: int, reverse: bool,
-            interpret: bool, init: Any, xs: Any, consts: tuple[Any, ...],
-            save_carries: bool) -> tuple[Any, Any, Any]:
+def _launch(loop: Loop, interpret: bool, init: Any, xs: Any,
+            consts: tuple[Any, ...], save_carries: bool
+            ) -> tuple[Any, Any, Any]:
     """The `pallas_call` itself, on arrays as given."""
     init_leaves, carry_tree = jax.tree.flatten(init)
     xs_leaves, xs_tree = jax.tree.flatten(xs)
     x0 = jax.tree.map(lambda leaf: leaf[0], xs)
-    _, y_shape = jax.eval_shape(fn, init, x0, *consts)
+    _, y_shape = jax.eval_shape(loop.fn, init, x0, *consts)
     y_leaves, y_tree = jax.tree.flatten(y_shape)
-
-    def stacked(leaf: Any) -> jax.ShapeDtypeStruct:
-        return jax.ShapeDtypeStruct((length, *jnp.shape(leaf)),
-                                    jnp.result_type(leaf))
-
-    out_shapes = ([jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v))
-                   for v in init_leaves] + [stacked(y) for y in y_leaves]
-                  + ([stacked(v) for v in init_leaves] if save_carries
-                     else []))
+    out_shapes = _out_shapes(loop.length, init_leaves, y_leaves,
+                             save_carries)
     counts = (len(init_leaves), len(xs_leaves), len(consts),
               len(init_leaves), len(y_leaves))
 
     def kernel(*refs: Any) -> None:
-        init_refs, xs_refs, const_refs, carry_refs, y_refs, saved_refs = \
-            _split(refs, counts)
-        constants = [ref[...] for ref in const_refs]
-
-        def body(j: jax.Array, carry: Any) -> Any:
-            i = length - 1 - j if reverse else j
-            x = jax.tree.unflatten(xs_tree, [ref[i] for ref in xs_refs])
-            for ref, leaf in zip(saved_refs, jax.tree.leaves(carry)):
-                ref[i] = leaf
-            carry, y = fn(carry, x, *constants)
-            for ref, leaf in zip(y_refs, jax.tree.leaves(y)):
-                ref[i] = leaf
-            return carry
-
-        carry = jax.tree.unflatten(carry_tree,
-                                   [ref[...] for ref in init_refs])
-        carry = jax.lax.fori_loop(0, length, body, carry)
-        for ref, leaf in zip(carry_refs, jax.tree.leaves(carry)):
-            ref[...] = leaf
+        run_in_kernel(loop, Refs.split(refs, counts), carry_tree, xs_tree)
 
     # Triton, by name: in jax 0.9 and 0.10 a plain pallas_call lowered to
     # Mosaic GPU (`helpers.pallas.triton.ir.backend_status`).
@@ -296,42 +285,41 @@ def _launch(fn: Callable[..., Any], length: int, reverse: bool,
     return final, ys, carries
 
 
-def _split(refs: tuple[Any, ...], counts: tuple[int, ...]
-           ) -> list[tuple[Any, ...]]:
-    """Cut the kernel's refs into inputs (init, xs, consts) and outputs
-    (carry, ys, saved carries: whatever is left)."""
-    groups, start = [], 0
-    for count in counts:
-        groups.append(refs[start:start + count])
-        start += count
-    groups.append(refs[start:])
-    return groups
+def _out_shapes(length: int, init_leaves: list[Any], y_leaves: list[Any],
+                save_carries: bool) -> list[jax.ShapeDtypeStruct]:
+    """The kernel's outputs: the final carry, every step's ``y`` stacked
+    and, for a backward pass, the carry entering every step."""
+    def stacked(leaf: Any) -> jax.ShapeDtypeStruct:
+        return jax.ShapeDtypeStruct((length, *jnp.shape(leaf)),
+                                    jnp.result_type(leaf))
+
+    carry = [jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v))
+             for v in init_leaves]
+    saved = [stacked(v) for v in init_leaves] if save_carries else []
+    return carry + [stacked(y) for y in y_leaves] + saved
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4, 5))
-def _scan(fn: Callable[..., Any], length: int, reverse: bool,
-          how: backends.Kernel, pad: bool, check: bool, init: Any, xs: Any,
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _scan(plan: _Plan, init: Any, xs: Any,
           consts: tuple[Any, ...]) -> tuple[Any, Any]:
-    final, ys, _ = _run(fn, length, reverse, how, pad, init, xs,
-                        consts, save_carries=False)
+    final, ys, _ = _run(plan, init, xs, consts, save_carries=False)
     return final, ys
 
 
-def _scan_forward(fn, length, reverse, how, pad, check, init, xs,
-                  consts):
-    final, ys, carries = _run(fn, length, reverse, how, pad, init,
-                              xs, consts, save_carries=True)
+def _scan_forward(plan, init, xs, consts):
+    final, ys, carries = _run(plan, init, xs, consts, save_carries=True)
     return (final, ys), (carries, xs, consts)
 
 
-def _scan_backward(fn, length, reverse, how, pad, check, residuals,
-                   cotangents):
+def _scan_backward(plan, residuals, cotangents):
     """The reverse loop, also one kernel: step ``i`` pulls the cotangent of
     its output carry back through ``fn`` and adds up the constants'. With
-    ``check``, it is lowered to Triton's IR first, like the forward one."""
+    ``plan.check``, it is checked against the GPU's compiler first, like
+    the forward one."""
     carries, xs, consts = residuals
     ct_final, ct_ys = cotangents
     _require_float((carries, xs, consts))
+    fn = plan.loop.fn
 
     def backward_step(ct, inputs, *constants):
         ct_carry, ct_consts = ct
@@ -341,17 +329,18 @@ def _scan_backward(fn, length, reverse, how, pad, check, residuals,
         ct_consts = tuple(a + b for a, b in zip(ct_consts, ct_step_consts))
         return (ct_carry, ct_consts), ct_x
 
+    backward = dataclasses.replace(plan, loop=plan.loop.with_step(
+        backward_step, reverse=not plan.loop.reverse))
     zeros = tuple(jnp.zeros_like(c) for c in consts)
     ct_init0 = (ct_final, zeros)
     back_xs = (carries, xs, ct_ys)
-    if check:  # on shapes alone: the values are tracers of the gradient
+    if plan.check:  # on shapes alone: the values are tracers of the gradient
         shapes = jax.tree.map(
             lambda v: jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v)),
             (ct_init0, back_xs, consts))
-        _refuse(how, backward_step, length, not reverse, True, *shapes)
-    (ct_init, ct_consts), ct_xs, _ = _run(
-        backward_step, length, not reverse, how, pad, ct_init0,
-        back_xs, consts, save_carries=False)
+        _refuse(dataclasses.replace(backward, pad=True), *shapes)
+    (ct_init, ct_consts), ct_xs, _ = _run(backward, ct_init0, back_xs,
+                                         consts, save_carries=False)
     return ct_init, ct_xs, ct_consts
 
 

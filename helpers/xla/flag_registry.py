@@ -1,5 +1,6 @@
 """Every XLA flag the book uses: what it does, its default as the installed
-jaxlib really applies it, what documents say, and which chapters use it.
+jaxlib really applies it, what documents say, and which chapters use it
+(read from the chapters' text).
 
 The *effective* defaults come from XLA itself: compiling with
 ``xla_dump_to`` makes it write the DebugOptions it used
@@ -18,7 +19,8 @@ suite with its name.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -28,65 +30,63 @@ PERF_TIPS = "https://docs.jax.dev/en/latest/gpu_performance_tips.html"
 XLA_FLAGS_DOC = "https://openxla.org/xla/flags_guidance"
 NOT_HERE = "(no CUDA plugin here)"
 
-# flag: (what it does, documented default or "", source of that default,
-#        chapters that use it)
-FLAGS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
+# flag: (what it does, documented default or "", source of that default);
+# the chapters that use a flag are read from their text (`chapters_using`).
+FLAGS: dict[str, tuple[str, str, str]] = {
     "--xla_dump_to": (
         "write the HLO of every compiled module, before and after "
-        "optimisation, to this folder", "", "", ("03", "06")),
+        "optimisation, to this folder", "", ""),
     "--xla_disable_hlo_passes": (
-        "skip the named HLO passes (comma-separated pass names)", "", "",
-        ("06",)),
+        "skip the named HLO passes (comma-separated pass names)", "", ""),
     "--xla_backend_optimization_level": (
-        "optimisation level of the LLVM backend", "", "", ("06",)),
+        "optimisation level of the LLVM backend", "", ""),
     "--xla_cpu_experimental_ynn_fusion_type": (
         "which operations XLA:CPU hands to the YNNPACK library as one "
-        "custom fusion; empty keeps XLA's own loop fusions", "", "",
-        ("06",)),
+        "custom fusion; empty keeps XLA's own loop fusions", "", ""),
     "--xla_gpu_triton_gemm_any": (
         "use the Triton GEMM emitter for every supported matmul, not only "
-        "where it is known to win", "false", PERF_TIPS, ("06",)),
+        "where it is known to win", "false", PERF_TIPS),
     "--xla_gpu_autotune_level": (
         "0: no autotuning; 1: autotune; 2-4: also initialise and check the "
         "candidates' buffers (4 checks results against a reference); 5: "
-        "as 4, and skip candidates with wrong results", "", "", ("06",)),
+        "as 4, and skip candidates with wrong results", "", ""),
     "--xla_gpu_enable_latency_hiding_scheduler": (
         "schedule to overlap asynchronous collectives with compute", "false",
-        PERF_TIPS + " (as of jaxlib 0.4.18)", ("06", "07")),
+        PERF_TIPS + " (as of jaxlib 0.4.18)"),
     "--xla_gpu_memory_limit_slop_factor": (
         "percentage of device memory the latency hiding scheduler plans "
-        "for", "95", PERF_TIPS, ("06",)),
+        "for", "95", PERF_TIPS),
     "--xla_gpu_enable_command_buffer": (
         "which kinds of operations XLA:GPU records into CUDA graphs; empty "
-        "turns command buffers off", "", "", ("03", "06")),
+        "turns command buffers off", "", ""),
     "--xla_gpu_experimental_enable_fusion_autotuner": (
         "time each fusion's kernel from XLA's own emitter against a Triton "
         "(block-level) kernel on the device and keep the faster; without "
-        "a device, keep XLA's emitter", "", "", ("02",)),
+        "a device, keep XLA's emitter", "", ""),
     "--xla_gpu_graph_min_graph_size": (
-        "fewest operations worth a CUDA graph", "", "", ("03",)),
+        "fewest operations worth a CUDA graph", "", ""),
     "--xla_gpu_pgle_profile_file_or_directory_path": (
         "a profile (profile.pb) whose measured latencies the scheduler uses "
-        "instead of its cost model", "", "", ("06",)),
+        "instead of its cost model", "", ""),
     "--xla_gpu_all_reduce_combine_threshold_bytes": (
         "combine independent all-reduces up to this many bytes", "256",
-        PERF_TIPS, ("06", "07")),
+        PERF_TIPS),
     "--xla_gpu_all_gather_combine_threshold_bytes": (
         "combine independent all-gathers up to this many bytes", "256",
-        PERF_TIPS, ("06", "07")),
+        PERF_TIPS),
     "--xla_gpu_reduce_scatter_combine_threshold_bytes": (
         "combine independent reduce-scatters up to this many bytes", "256",
-        PERF_TIPS, ("06", "07")),
+        PERF_TIPS),
     "--xla_gpu_collective_combine_threshold_count": (
         "combine at most this many collectives into one, whatever their "
-        "bytes", "", "", ("07",)),
+        "bytes", "", ""),
     "--xla_enable_command_buffers_during_profiling": (
         "keep CUDA graphs while a profiler runs; when false, XLA:GPU runs "
         "each graph's operations one by one under the profiler (XLA's "
-        "CommandBufferThunk)", "", "", ("03", "04")),
+        "CommandBufferThunk)", "", ""),
     "--xla_gpu_experimental_pipeline_parallelism_opt_level": (
         "let XLA:GPU reorder a pipeline's sends and receives to overlap "
-        "them with compute", "", "", ("07",)),
+        "them with compute", "", ""),
 }
 
 
@@ -125,7 +125,7 @@ def _cpu_overrides() -> dict[str, Any]:
     return found
 
 
-def effective(flag: str, backend: str = "gpu") -> str:
+def effective(flag: str, backend: Literal["gpu", "cpu"] = "gpu") -> str:
     """The value XLA applies for ``flag`` when it is not set, as text in
     the form ``XLA_FLAGS`` takes (lists comma-separated).
 
@@ -172,7 +172,8 @@ def table(read_installed: bool = True) -> pd.DataFrame:
             time). False leaves the effective columns empty.
     """
     rows = []
-    for flag, (meaning, documented, source, chapters) in FLAGS.items():
+    using = chapters_using()
+    for flag, (meaning, documented, source) in FLAGS.items():
         gpu = effective(flag, "gpu") if read_installed else ""
         cpu = effective(flag, "cpu") if read_installed else ""
         rows.append({"flag": flag, "what it does": meaning,
@@ -180,8 +181,29 @@ def table(read_installed: bool = True) -> pd.DataFrame:
                      "effective, XLA:CPU": cpu,
                      "documented": documented, "source": source,
                      "document agrees": _agrees(documented, gpu),
-                     "chapters": ", ".join(chapters)})
+                     "chapters": ", ".join(using.get(flag, ()))})
     return pd.DataFrame(rows).set_index("flag")
+
+
+def chapters_using(chapters: Path | None = None
+                   ) -> dict[str, tuple[str, ...]]:
+    """Which chapters name each XLA flag in their text: ``{flag: ('03',
+    '06')}``, read from the chapters' ``.md`` files (the checkout's
+    ``chapters/`` by default); empty where there are none (``helpers``
+    installed without the book).
+
+    Example:
+        >>> "03" in chapters_using()["--xla_gpu_graph_min_graph_size"]
+        True
+    """
+    from helpers.measuring import machine
+    from helpers.xla import xla_flags
+    folder = chapters or Path(machine.repo_root()) / "chapters"
+    using: dict[str, list[str]] = {}
+    for page in sorted(folder.glob("[0-9][0-9]_*.md")):
+        for flag in xla_flags.flag_names(page.read_text()):
+            using.setdefault(flag, []).append(page.name[:2])
+    return {flag: tuple(numbers) for flag, numbers in using.items()}
 
 
 def _agrees(documented: str, effective_value: str) -> str:

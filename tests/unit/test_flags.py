@@ -95,6 +95,20 @@ def test_registry_table_and_unlisted_flags():
     assert documented["source"].str.startswith("https://").all()
     assert flag_registry.unlisted(["--xla_dump_to=/tmp",
                                    "--xla_made_up"]) == ["--xla_made_up"]
+    # the chapters column is read from the chapters' text
+    assert "03" in table.loc["--xla_gpu_graph_min_graph_size", "chapters"]
+    assert "07" in table.loc[
+        "--xla_gpu_all_reduce_combine_threshold_bytes", "chapters"]
+
+
+def test_the_chapters_using_a_flag_come_from_their_text(tmp_path):
+    (tmp_path / "01_one.md").write_text("Set `--xla_dump_to=/tmp/x`.")
+    (tmp_path / "02_two.md").write_text(
+        "XLA_FLAGS='--xla_dump_to=/y --xla_gpu_autotune_level=0'")
+    (tmp_path / "notes.md").write_text("--xla_made_up is not a chapter")
+    assert flag_registry.chapters_using(tmp_path) == {
+        "--xla_dump_to": ("01", "02"), "--xla_gpu_autotune_level": ("02",)}
+    assert flag_registry.chapters_using(tmp_path / "missing") == {}
 
 
 needs_plugin = pytest.mark.skipif(not crosscompile.available(),

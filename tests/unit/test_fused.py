@@ -219,9 +219,9 @@ def test_the_backward_kernel_is_checked_too(monkeypatch):
     checked = []
     real = scan._refuse_unlowerable
 
-    def spy(fn, length, reverse, *rest):
-        checked.append(reverse)
-        return real(fn, length, reverse, *rest)
+    def spy(plan, *arrays):
+        checked.append(plan.loop.reverse)
+        return real(plan, *arrays)
 
     monkeypatch.setattr(scan, "_refuse_unlowerable", spy)
     jax.grad(lambda w: _loss(fused_scan, INIT, XS, w))(W)

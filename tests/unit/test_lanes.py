@@ -10,13 +10,15 @@ import pytest
 
 from helpers.measuring import machine
 from helpers.pallas import backends
-from helpers.pallas.mosaic import chains, scalarise
+from helpers.pallas.loop import Loop
+from helpers.pallas.mosaic import chains as mosaic_chains
+from helpers.pallas.mosaic import scalarise
 from helpers.pallas.scan import fused_scan
 from helpers.workbook.ch03_launches import for_h100, variants
 from helpers.xla import crosscompile
 
 needs_interpreter = pytest.mark.skipif(
-    chains.interpreter_missing(),
+    mosaic_chains.interpreter_missing(),
     reason=f"Mosaic GPU has no interpreter in jax {jax.__version__} "
     "(from 0.12 on); its compilation is checked instead")
 W = jnp.linspace(-1.0, 1.0, 12).reshape(1, 12) * 0.5
@@ -39,8 +41,8 @@ def close(got, want, rtol=1e-5):
 def test_chains_in_lanes_equal_vmap_of_scan(chains, steps, reverse):
     init = jax.random.normal(jax.random.key(0), (chains, 1))
     xs = jax.random.normal(jax.random.key(1), (chains, steps, 1))
-    got = chains.launch(mlp, steps, reverse, init, xs, (W, V),
-                       interpret=True)
+    got = mosaic_chains.launch(Loop(mlp, steps, reverse), init, xs, (W, V),
+                               interpret=True)
     want = jax.vmap(lambda c, x: jax.lax.scan(
         lambda c, x: mlp(c, x, W, V), c, x, reverse=reverse))(init, xs)
     close(got, want)
@@ -81,7 +83,7 @@ def test_the_scalariser_names_what_it_cannot_run():
     with pytest.raises(NotImplementedError, match="cumsum"):
         fused_scan(lambda c, x: (jnp.cumsum(c) + x, c), jnp.zeros(4),
                    jnp.ones((3, 4)), backend="mosaic",
-                   interpret=not chains.interpreter_missing())
+                   interpret=not mosaic_chains.interpreter_missing())
 
 
 @pytest.mark.parametrize("arch, backend, interpret", [
@@ -113,7 +115,7 @@ def test_a_step_mosaic_cannot_run_falls_back_to_triton_on_hopper(
 def test_bad_backends_are_named():
     with pytest.raises(ValueError, match="'mosaic', 'triton'"):
         backends.choose("cuda", None)
-    if chains.interpreter_missing():
+    if mosaic_chains.interpreter_missing():
         with pytest.raises(NotImplementedError, match="from 0.12 on"):
             backends.choose("mosaic", True)
 
@@ -141,26 +143,27 @@ def test_float64_and_steps_too_big_for_shared_memory_are_not_for_lanes():
         assert scalarise.unsupported_operations(
             mlp, jnp.zeros(1, jnp.float64), jnp.zeros(1, jnp.float64),
             W, V) == {"float64"}
-    assert chains.can_run(mlp, jnp.zeros(1), jnp.zeros(1), W, V)
+    assert mosaic_chains.can_run(mlp, jnp.zeros(1), jnp.zeros(1), W, V)
     # A 16x16 carry: 256 lane vectors of 512 bytes each, twice over for
     # a gradient, beside the 16x16 weights' cotangents: over 200 KiB.
     w16 = jnp.ones((16, 16))
-    assert not chains.can_run(lambda c, x, w: (jnp.tanh(c @ w + x), c.sum()),
-                             jnp.zeros((16, 16)), jnp.zeros((16, 16)), w16)
+    assert not mosaic_chains.can_run(
+        lambda c, x, w: (jnp.tanh(c @ w + x), c.sum()),
+        jnp.zeros((16, 16)), jnp.zeros((16, 16)), w16)
 
 
 def test_chunks_shrink_to_fit_shared_memory():
-    small = chains._steps_per_chunk(
+    small = mosaic_chains._steps_per_chunk(
         1000, jnp.zeros((4, 1)), jnp.zeros((4, 1000, 1)),
         jax.ShapeDtypeStruct((1,), jnp.float32), ())
-    assert small == chains.STEPS_PER_CHUNK
-    wide = chains._steps_per_chunk(
+    assert small == mosaic_chains.STEPS_PER_CHUNK
+    wide = mosaic_chains._steps_per_chunk(
         1000, jnp.zeros((4, 1)), jnp.zeros((4, 1000, 40)),
         jax.ShapeDtypeStruct((40,), jnp.float32), ())
-    assert 1 <= wide < chains.STEPS_PER_CHUNK
-    assert wide * 80 * chains.LANES * 4 <= chains.SMEM_BUDGET
+    assert 1 <= wide < mosaic_chains.STEPS_PER_CHUNK
+    assert wide * 80 * mosaic_chains.LANES * 4 <= mosaic_chains.SMEM_BUDGET
     with pytest.raises(ValueError, match="backend='triton'"):
-        chains._steps_per_chunk(10, jnp.zeros((4, 1)),
+        mosaic_chains._steps_per_chunk(10, jnp.zeros((4, 1)),
                                jnp.zeros((4, 10, 400)),
                                jax.ShapeDtypeStruct((400,), jnp.float32), ())
 

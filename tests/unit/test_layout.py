@@ -67,3 +67,23 @@ def test_each_chapter_has_one_folder_named_after_it():
 def test_no_module_is_over_400_lines(path):
     lines = len(path.read_text().splitlines())
     assert lines <= 400, f"{path} has {lines} lines: split it by job"
+
+
+def _functions(path):
+    """``(name, lines of code, docstring)`` of every function in a file,
+    nested ones included; its docstring's lines are not counted."""
+    import ast
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node) or ""
+            first = node.body[1 if doc and len(node.body) > 1 else 0]
+            yield node.name, node.end_lineno - first.lineno + 1, doc
+
+
+@pytest.mark.parametrize("path", sorted(
+    Path(helpers.__path__[0]).rglob("*.py")), ids=str)
+def test_no_function_is_over_50_lines_without_a_reason(path):
+    long = [f"{name} ({lines} lines)" for name, lines, doc in
+            _functions(path) if lines > 50 and "Long because" not in doc]
+    assert not long, (f"{path}: split {long} into named parts, or say in "
+                      "the docstring why not ('Long because ...')")

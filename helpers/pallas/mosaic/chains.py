@@ -22,12 +22,15 @@ runs in Mosaic GPU's interpreter, which is how its results are tested.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from helpers.pallas.loop import Loop
+from helpers.pallas.mosaic import lanes
 from helpers.pallas.mosaic.scalarise import (
     LANES,
     Scalarised,
@@ -61,16 +64,59 @@ def interpreter_missing() -> bool:
 
 # --- the kernel --------------------------------------------------------
 
-def launch(fn: Callable[..., Any], length: int, reverse: bool, init: Any,
-           xs: Any, consts: tuple[Any, ...], *, interpret: bool = False
-           ) -> tuple[Any, Any]:
-    """``chains`` independent scans of ``fn(carry, x, *consts)`` as one
-    Mosaic GPU kernel, one chain per thread.
+@dataclasses.dataclass(frozen=True)
+class _Step:
+    """One chain's step, traced once: its jaxpr, the arrays it closes over
+    as scalars (the same for every chain), and the trees and one-chain
+    shapes of its carry, input and output."""
+
+    jaxpr: Any
+    captured: list[Any]
+    carry_tree: Any
+    carry1: Any
+    x_tree: Any
+    x1: Any
+    y_leaves: list[Any]
+    y_tree: Any
+    const_shapes: list[tuple[int, ...]]
+    const_dtypes: list[Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """How the chains are laid out: ``blocks`` programs of `LANES` chains
+    each; inputs and outputs staged ``chunk`` steps at a time through
+    shared memory, ``chunks * chunk`` steps in all (the loop's length
+    rounded up); ``carry_rows`` and ``x_rows`` numbers per chain of each
+    carry and input leaf, ``y_rows`` of each output leaf."""
+
+    loop: Loop
+    chains: int
+    blocks: int
+    chunk: int
+    chunks: int
+    carry_rows: tuple[int, ...]
+    x_rows: tuple[int, ...]
+    y_rows: tuple[int, ...]
+
+    @property
+    def steps(self) -> int:
+        return self.chunks * self.chunk
+
+    @property
+    def width(self) -> int:
+        """Chains padded to whole programs: the lanes of every array."""
+        return self.blocks * LANES
+
+
+def launch(loop: Loop, init: Any, xs: Any, consts: tuple[Any, ...], *,
+           interpret: bool = False) -> tuple[Any, Any]:
+    """``chains`` independent scans of ``loop.fn(carry, x, *consts)`` as
+    one Mosaic GPU kernel, one chain per thread.
 
     Args:
-        fn: one chain's step, ``(carry, x, *consts) -> (carry, y)``.
-        length: steps.
-        reverse: run the steps from last to first.
+        loop: one chain's step, ``(carry, x, *consts) -> (carry, y)``, its
+            number of steps and direction.
         init: carries, every leaf ``(chains, ...)``.
         xs: inputs, every leaf ``(chains, length, ...)``.
         consts: arrays every chain shares (weights).
@@ -81,110 +127,17 @@ def launch(fn: Callable[..., Any], length: int, reverse: bool, init: Any,
     """
     from jax.experimental.pallas import mosaic_gpu as plgpu
 
-    carry_leaves, carry_tree = jax.tree.flatten(init)
-    x_leaves, x_tree = jax.tree.flatten(xs)
-    chains = carry_leaves[0].shape[0]
-    carry1 = jax.tree.map(lambda a: jax.ShapeDtypeStruct(
-        a.shape[1:], a.dtype), init)
-    x1 = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[2:], a.dtype),
-                      xs)
-    closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(
-        carry1, x1, *consts)
-    y_leaves, y_tree = jax.tree.flatten(out_shape[1])
-    # Arrays the step closes over, as scalars (the same for every chain).
-    captured = [np.asarray(c).astype(object) for c in closed.consts]
-    blocks = -(-chains // LANES)
-    chunk = _steps_per_chunk(length, init, xs, out_shape[1], consts)
-    chunks = -(-length // chunk)
-    steps = chunks * chunk
-
-    # Lanes last: a chain's numbers are the minor axis, so one step's
-    # input for 128 chains is one contiguous row of 128 values.
-    c_in = [_lanes_last(a, blocks * LANES, 1) for a in carry_leaves]
-    x_in = [_steps_lanes_last(a, blocks * LANES, steps, reverse)
-            for a in x_leaves]
-    flat_consts = jnp.concatenate(
-        [jnp.ravel(c).astype(jnp.float32) for c in consts]
-        + [jnp.zeros(1, jnp.float32)])
-    # Mosaic GPU copies whole multiples of 128 bytes (32 float32s).
-    flat_consts = jnp.pad(flat_consts, (0, -flat_consts.size % 32))
-    const_shapes = [jnp.shape(c) for c in consts]
-    const_dtypes = [jnp.result_type(c) for c in consts]
-    y_out = [jax.ShapeDtypeStruct((steps, int(np.prod(s.shape)),
-                                   blocks * LANES), s.dtype)
-             for s in y_leaves]
-    c_out = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in c_in]
-    n_c, n_x, n_y = len(c_in), len(x_in), len(y_out)
-
-    def kernel(*refs: Any) -> None:
-        c_g, x_g = refs[:n_c], refs[n_c:n_c + n_x]
-        k_g = refs[n_c + n_x]
-        co_g = refs[n_c + n_x + 1:n_c + n_x + 1 + n_c]
-        y_g = refs[n_c + n_x + 1 + n_c:n_c + n_x + 1 + n_c + n_y]
-        scratch = refs[n_c + n_x + 1 + n_c + n_y:]
-        c_s, x_s = scratch[:n_c], scratch[n_c:n_c + n_x]
-        k_s = scratch[n_c + n_x]
-        y_s = scratch[n_c + n_x + 1:n_c + n_x + 1 + n_y]
-        bar = scratch[-1]
-        lanes = jax.lax.axis_index("block") * LANES
-        window = plgpu_ds(lanes)
-        for g, s in zip(c_g, c_s):
-            plgpu.copy_gmem_to_smem(g.at[:, window], s, bar)
-            plgpu.barrier_wait(bar)
-        plgpu.copy_gmem_to_smem(k_g, k_s, bar)
-        plgpu.barrier_wait(bar)
-        consts_now = _read_consts(k_s, const_shapes, const_dtypes)
-        state = tuple(s[e] for s, shape in zip(c_s, c_in)
-                      for e in range(shape.shape[0]))
-
-        def run_chunk(j: Any, state: tuple[Any, ...]) -> tuple[Any, ...]:
-            rows = plgpu_ds(j * chunk, chunk)
-            for g, s in zip(x_g, x_s):
-                plgpu.copy_gmem_to_smem(g.at[rows, :, window], s, bar)
-                plgpu.barrier_wait(bar)
-
-            def one_step(t: Any, state: tuple[Any, ...]) -> tuple[Any, ...]:
-                carry = _unflatten(state, carry_tree, carry1)
-                x = jax.tree.unflatten(x_tree, [
-                    _from_rows(s, t, a.shape) for s, a in zip(
-                        x_s, jax.tree.leaves(x1))])
-                outs = scalarise(closed.jaxpr, captured,
-                                 [*jax.tree.leaves(carry),
-                                  *jax.tree.leaves(x), *consts_now])
-                new_carry = outs[:len(carry_leaves)]
-                for s, y in zip(y_s, outs[len(carry_leaves):]):
-                    for e, value in enumerate(np.ravel(y)):
-                        s[t, e] = _as_lanes(value)
-                valid = j * chunk + t < length
-                return tuple(
-                    jnp.where(valid, _as_lanes(new), old) for new, old in
-                    zip([v for c in new_carry for v in np.ravel(c)],
-                        state))
-
-            state = jax.lax.fori_loop(0, chunk, one_step, state)
-            plgpu.commit_smem()
-            for g, s in zip(y_g, y_s):
-                plgpu.copy_smem_to_gmem(s, g.at[rows, :, window])
-            plgpu.wait_smem_to_gmem(0)
-            return state
-
-        state = jax.lax.fori_loop(0, chunks, run_chunk, state)
-        start = 0
-        for s, shape in zip(c_s, c_in):
-            for e in range(shape.shape[0]):
-                s[e] = state[start + e]
-            start += shape.shape[0]
-        plgpu.commit_smem()
-        for g, s in zip(co_g, c_s):
-            plgpu.copy_smem_to_gmem(s, g.at[:, window])
-        plgpu.wait_smem_to_gmem(0)
-
-    smem: list[Any] = [plgpu.SMEM((a.shape[0], LANES), a.dtype)
-                       for a in c_in]
-    smem += [plgpu.SMEM((chunk, a.shape[1], LANES), a.dtype) for a in x_in]
-    smem += [plgpu.SMEM(flat_consts.shape, flat_consts.dtype)]
-    smem += [plgpu.SMEM((chunk, s.shape[1], LANES), s.dtype) for s in y_out]
-    smem += [plgpu.Barrier()]
+    step = _trace(loop, init, xs, consts)
+    layout = _layout(loop, step, init, xs, consts)
+    carries = [lanes.lanes_last(a, layout.width)
+               for a in jax.tree.leaves(init)]
+    inputs = [lanes.steps_lanes_last(a, layout.width, layout.steps,
+                                     loop.reverse)
+              for a in jax.tree.leaves(xs)]
+    flat_consts = _flat_consts(consts)
+    y_out = [jax.ShapeDtypeStruct((layout.steps, rows, layout.width),
+                                  s.dtype)
+             for rows, s in zip(layout.y_rows, step.y_leaves)]
     options: dict[str, Any] = {}
     if interpret:  # jax 0.12 added Mosaic GPU's interpreter; older stubs
         # lack the name, so it is looked up by string
@@ -193,17 +146,194 @@ def launch(fn: Callable[..., Any], length: int, reverse: bool, init: Any,
     # One value per thread: the Lane semantics of Mosaic GPU.
     params = plgpu.CompilerParams(
         lowering_semantics=plgpu.LoweringSemantics.Lane)
-    outs = plgpu.kernel(kernel, out_type=(*c_out, *y_out),
-                        scratch_types=smem, grid=(blocks,),
-                        grid_names=("block",), compiler_params=params,
-                        **options)(
-        *c_in, *x_in, flat_consts)
-    final = [_chains_first(o, a.shape[1:], chains)
+    outs = plgpu.kernel(
+        _kernel(step, layout), grid=(layout.blocks,), grid_names=("block",),
+        out_type=(*[jax.ShapeDtypeStruct(a.shape, a.dtype)
+                    for a in carries], *y_out),
+        scratch_types=_scratch(layout, carries, inputs, flat_consts, y_out),
+        compiler_params=params, **options)(*carries, *inputs, flat_consts)
+    return _results(loop, step, layout, init, outs)
+
+
+def _trace(loop: Loop, init: Any, xs: Any, consts: tuple[Any, ...]
+           ) -> _Step:
+    """Trace one chain's step on one chain's shapes."""
+    carry1 = jax.tree.map(lambda a: jax.ShapeDtypeStruct(
+        a.shape[1:], a.dtype), init)
+    x1 = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[2:], a.dtype),
+                      xs)
+    closed, out_shape = jax.make_jaxpr(loop.fn, return_shape=True)(
+        carry1, x1, *consts)
+    y_leaves, y_tree = jax.tree.flatten(out_shape[1])
+    return _Step(
+        jaxpr=closed.jaxpr,
+        # Arrays the step closes over, as scalars (the same for every
+        # chain).
+        captured=[np.asarray(c).astype(object) for c in closed.consts],
+        carry_tree=jax.tree.structure(init), carry1=carry1,
+        x_tree=jax.tree.structure(xs), x1=x1,
+        y_leaves=y_leaves, y_tree=y_tree,
+        const_shapes=[jnp.shape(c) for c in consts],
+        const_dtypes=[jnp.result_type(c) for c in consts])
+
+
+def _layout(loop: Loop, step: _Step, init: Any, xs: Any,
+            consts: tuple[Any, ...]) -> _Layout:
+    chains = jax.tree.leaves(init)[0].shape[0]
+    chunk = _steps_per_chunk(loop.length, init, xs,
+                             jax.tree.unflatten(step.y_tree, step.y_leaves),
+                             consts)
+    return _Layout(
+        loop=loop, chains=chains, blocks=-(-chains // LANES), chunk=chunk,
+        chunks=-(-loop.length // chunk),
+        carry_rows=tuple(int(np.prod(a.shape[1:]))
+                         for a in jax.tree.leaves(init)),
+        x_rows=tuple(int(np.prod(a.shape[2:])) for a in jax.tree.leaves(xs)),
+        y_rows=tuple(int(np.prod(s.shape)) for s in step.y_leaves))
+
+
+def _flat_consts(consts: tuple[Any, ...]) -> jax.Array:
+    """Every constant, flattened to float32 into one vector."""
+    flat = jnp.concatenate([jnp.ravel(c).astype(jnp.float32) for c in consts]
+                           + [jnp.zeros(1, jnp.float32)])
+    # Mosaic GPU copies whole multiples of 128 bytes (32 float32s).
+    return jnp.pad(flat, (0, -flat.size % 32))
+
+
+def _scratch(layout: _Layout, carries: list[Any], inputs: list[Any],
+             flat_consts: Any, y_out: list[Any]) -> list[Any]:
+    """Shared memory: the carries, a chunk of inputs and of outputs, the
+    constants, and a barrier for the copies."""
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+    chunk = layout.chunk
+    smem: list[Any] = [plgpu.SMEM((a.shape[0], LANES), a.dtype)
+                       for a in carries]
+    smem += [plgpu.SMEM((chunk, a.shape[1], LANES), a.dtype) for a in inputs]
+    smem += [plgpu.SMEM(flat_consts.shape, flat_consts.dtype)]
+    smem += [plgpu.SMEM((chunk, s.shape[1], LANES), s.dtype) for s in y_out]
+    return smem + [plgpu.Barrier()]
+
+
+@dataclasses.dataclass(frozen=True)
+class _LaneRefs:
+    """The kernel's refs by role: in global memory, the carries, inputs,
+    constants, final carries and outputs; in shared memory, the same
+    staged, and the barrier."""
+
+    carries: tuple[Any, ...]
+    inputs: tuple[Any, ...]
+    consts: Any
+    finals: tuple[Any, ...]
+    ys: tuple[Any, ...]
+    carries_s: tuple[Any, ...]
+    inputs_s: tuple[Any, ...]
+    consts_s: Any
+    ys_s: tuple[Any, ...]
+    barrier: Any
+
+    @classmethod
+    def split(cls, refs: tuple[Any, ...], n_c: int, n_x: int, n_y: int
+              ) -> _LaneRefs:
+        groups, at = [], 0
+        for count in (n_c, n_x, 1, n_c, n_y, n_c, n_x, 1, n_y, 1):
+            groups.append(tuple(refs[at:at + count]))
+            at += count
+        (carries, inputs, consts, finals, ys, carries_s, inputs_s, consts_s,
+         ys_s, barrier) = groups
+        return cls(carries, inputs, consts[0], finals, ys, carries_s,
+                   inputs_s, consts_s[0], ys_s, barrier[0])
+
+
+def _kernel(step: _Step, layout: _Layout) -> Callable[..., None]:
+    """The kernel: each program loads its `LANES` chains' carries and the
+    constants, runs the steps chunk by chunk, and stores the carries."""
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+    counts = (len(layout.carry_rows), len(layout.x_rows),
+              len(layout.y_rows))
+
+    def kernel(*all_refs: Any) -> None:
+        refs = _LaneRefs.split(all_refs, *counts)
+        window = plgpu_ds(jax.lax.axis_index("block") * LANES)
+        for g, s in zip(refs.carries, refs.carries_s):
+            plgpu.copy_gmem_to_smem(g.at[:, window], s, refs.barrier)
+            plgpu.barrier_wait(refs.barrier)
+        plgpu.copy_gmem_to_smem(refs.consts, refs.consts_s, refs.barrier)
+        plgpu.barrier_wait(refs.barrier)
+        consts = lanes.read_consts(refs.consts_s, step.const_shapes,
+                              step.const_dtypes)
+        state = tuple(s[e] for s, rows in zip(refs.carries_s,
+                                              layout.carry_rows)
+                      for e in range(rows))
+        state = jax.lax.fori_loop(
+            0, layout.chunks, lambda j, state: _run_chunk(
+                step, layout, refs, consts, window, j, state), state)
+        start = 0
+        for s, rows in zip(refs.carries_s, layout.carry_rows):
+            for e in range(rows):
+                s[e] = state[start + e]
+            start += rows
+        plgpu.commit_smem()
+        for g, s in zip(refs.finals, refs.carries_s):
+            plgpu.copy_smem_to_gmem(s, g.at[:, window])
+        plgpu.wait_smem_to_gmem(0)
+
+    return kernel
+
+
+def _run_chunk(step: _Step, layout: _Layout, refs: _LaneRefs,
+               consts: list[Scalarised], window: Any, j: Any,
+               state: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Chunk ``j``: stage its inputs, run its steps, write its outputs."""
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+    rows = plgpu_ds(j * layout.chunk, layout.chunk)
+    for g, s in zip(refs.inputs, refs.inputs_s):
+        plgpu.copy_gmem_to_smem(g.at[rows, :, window], s, refs.barrier)
+        plgpu.barrier_wait(refs.barrier)
+    state = jax.lax.fori_loop(
+        0, layout.chunk, lambda t, state: _one_step(
+            step, layout, refs, consts, j, t, state), state)
+    plgpu.commit_smem()
+    for g, s in zip(refs.ys, refs.ys_s):
+        plgpu.copy_smem_to_gmem(s, g.at[rows, :, window])
+    plgpu.wait_smem_to_gmem(0)
+    return state
+
+
+def _one_step(step: _Step, layout: _Layout, refs: _LaneRefs,
+              consts: list[Scalarised], j: Any, t: Any,
+              state: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Step ``t`` of chunk ``j``, scalarised: every number of the state is
+    a lane vector. Steps past the loop's length (padding of the last
+    chunk) leave the state as it was."""
+    carry = lanes.unflatten(state, step.carry_tree, step.carry1)
+    x = jax.tree.unflatten(step.x_tree, [
+        lanes.from_rows(s, t, a.shape)
+        for s, a in zip(refs.inputs_s, jax.tree.leaves(step.x1))])
+    outs = scalarise(step.jaxpr, step.captured,
+                     [*jax.tree.leaves(carry), *jax.tree.leaves(x),
+                      *consts])
+    n_carry = len(layout.carry_rows)
+    for s, y in zip(refs.ys_s, outs[n_carry:]):
+        for e, value in enumerate(np.ravel(y)):
+            s[t, e] = lanes.as_lanes(value)
+    valid = j * layout.chunk + t < layout.loop.length
+    return tuple(jnp.where(valid, lanes.as_lanes(new), old) for new, old in
+                 zip([v for c in outs[:n_carry] for v in np.ravel(c)],
+                     state))
+
+
+def _results(loop: Loop, step: _Step, layout: _Layout, init: Any,
+             outs: Any) -> tuple[Any, Any]:
+    """The kernel's outputs with the chains first again, padding cut."""
+    carry_leaves = jax.tree.leaves(init)
+    n_c = len(carry_leaves)
+    final = [lanes.chains_first(o, a.shape[1:], layout.chains)
              for o, a in zip(outs[:n_c], carry_leaves)]
-    ys = [_ys_chains_first(o, s.shape, chains, length, reverse)
-          for o, s in zip(outs[n_c:], y_leaves)]
-    return (jax.tree.unflatten(carry_tree, final),
-            jax.tree.unflatten(y_tree, ys))
+    ys = [lanes.ys_chains_first(o, s.shape, layout.chains, loop.length,
+                           loop.reverse)
+          for o, s in zip(outs[n_c:], step.y_leaves)]
+    return (jax.tree.unflatten(step.carry_tree, final),
+            jax.tree.unflatten(step.y_tree, ys))
 
 
 def _steps_per_chunk(length: int, init: Any, xs: Any, ys: Any,
@@ -262,76 +392,3 @@ def plgpu_ds(start: Any, size: int = LANES) -> Any:
     return pl.ds(start, size)
 
 
-def _as_lanes(value: Any) -> Any:
-    return value if jnp.ndim(value) == 1 else jnp.broadcast_to(
-        jnp.asarray(value), (LANES,))
-
-
-def _read_consts(ref: Any, shapes: list[tuple[int, ...]],
-                 dtypes: list[Any]) -> list[Scalarised]:
-    """Every constant as a scalarised array of scalars read from shared
-    memory (each chain shares them, so they are not lane vectors)."""
-    out, start = [], 0
-    for shape, dtype in zip(shapes, dtypes):
-        size = int(np.prod(shape))
-        values = np.empty(size, dtype=object)
-        for i in range(size):
-            values[i] = ref[start + i].astype(dtype)
-        out.append(values.reshape(shape))
-        start += size
-    return out
-
-
-def _objects(values: Any, shape: tuple[int, ...]) -> Scalarised:
-    """Lane vectors (tracers) in a numpy object array of ``shape``,
-    without numpy trying to convert them."""
-    out = np.empty(len(values), dtype=object)
-    for i, value in enumerate(values):
-        out[i] = value
-    return out.reshape(shape)
-
-
-def _unflatten(state: tuple[Any, ...], tree: Any, shapes: Any) -> Any:
-    leaves, start = [], 0
-    for s in jax.tree.leaves(shapes):
-        size = int(np.prod(s.shape))
-        leaves.append(_objects(state[start:start + size], s.shape))
-        start += size
-    return jax.tree.unflatten(tree, leaves)
-
-
-def _from_rows(ref: Any, t: Any, shape: tuple[int, ...]) -> Scalarised:
-    size = int(np.prod(shape))
-    return _objects([ref[t, e] for e in range(size)], shape)
-
-
-def _lanes_last(a: jax.Array, width: int, lead: int) -> jax.Array:
-    """(chains, ...) -> (elements, width): chains padded by repeating the
-    last one, as the minor axis."""
-    flat = a.reshape(a.shape[0], -1)
-    flat = jnp.concatenate([flat, jnp.repeat(flat[-1:], width
-                                             - flat.shape[0], 0)])
-    return flat.T
-
-
-def _steps_lanes_last(a: jax.Array, width: int, steps: int,
-                      reverse: bool) -> jax.Array:
-    """(chains, length, ...) -> (steps, elements, width)."""
-    flat = a.reshape(a.shape[0], a.shape[1], -1)
-    if reverse:
-        flat = flat[:, ::-1]
-    flat = jnp.pad(flat, ((0, width - flat.shape[0]),
-                          (0, steps - flat.shape[1]), (0, 0)))
-    return flat.transpose(1, 2, 0)
-
-
-def _chains_first(out: jax.Array, shape: tuple[int, ...],
-                  chains: int) -> jax.Array:
-    return out.T[:chains].reshape(chains, *shape)
-
-
-def _ys_chains_first(out: jax.Array, shape: tuple[int, ...], chains: int,
-                     length: int, reverse: bool) -> jax.Array:
-    ys = out[:length].transpose(2, 0, 1)[:chains].reshape(
-        chains, length, *shape)
-    return ys[:, ::-1] if reverse else ys

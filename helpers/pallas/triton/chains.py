@@ -20,6 +20,7 @@ layout of the work changes. Gradients are not provided: differentiate
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
@@ -27,6 +28,7 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
 from helpers.pallas import backends
+from helpers.pallas.loop import Loop, Refs, run_in_kernel
 from helpers.pallas.mosaic import chains as mosaic_chains
 from helpers.pallas.scan import Step, hoist_constants
 from helpers.pallas.triton import padding
@@ -34,7 +36,7 @@ from helpers.pallas.triton import padding
 
 def fused_chains(step: Step, init: Any, xs: Any, *,
                  chains_per_program: int = 64, num_warps: int = 1,
-                 backend: str | None = None,
+                 backend: backends.Backend | None = None,
                  interpret: bool | None = None) -> tuple[Any, Any]:
     """``jax.vmap(lambda c, x: jax.lax.scan(step, c, x))(init, xs)``, as
     one kernel with ``chains_per_program`` chains in each program.
@@ -67,8 +69,8 @@ def fused_chains(step: Step, init: Any, xs: Any, *,
     how = backends.choose(backend, interpret, lambda: mosaic_chains.can_run(
         fn, carry0, x0, *consts))
     if how.backend == "mosaic":
-        return mosaic_chains.launch(fn, length, False, init, xs, consts,
-                                   interpret=how.interpret)
+        return mosaic_chains.launch(Loop(fn, length), init, xs, consts,
+                                    interpret=how.interpret)
     interpret = how.interpret
     blocks = -(-chains // chains_per_program)
     total = blocks * chains_per_program
@@ -88,14 +90,13 @@ def fused_chains(step: Step, init: Any, xs: Any, *,
     # Steps first, so that step i of a block is one slab: (steps, chains,..)
     steps_first = jax.tree.map(lambda leaf: jnp.moveaxis(leaf, 1, 0),
                                _pad_chains(xs, total))
-    final, ys = _launch(padded_step, length, chains_per_program, blocks,
-                        num_warps, interpret,
-                        jax.tree.map(lambda leaf: padding.pad_array(leaf, 1),
-                                     _pad_chains(init, total)),
-                        jax.tree.map(lambda leaf: padding.pad_array(leaf, 2),
-                                     steps_first),
-                        tuple(padding.pad_array(c) for c in consts),
-                        carry_shape, y_shape)
+    final, ys = _launch(
+        Loop(padded_step, length),
+        _Grid(chains_per_program, blocks, num_warps, interpret),
+        jax.tree.map(lambda leaf: padding.pad_array(leaf, 1),
+                     _pad_chains(init, total)),
+        jax.tree.map(lambda leaf: padding.pad_array(leaf, 2), steps_first),
+        tuple(padding.pad_array(c) for c in consts), y_shape)
     final = jax.tree.map(lambda leaf, s: padding.unpad_array(
         leaf, s.shape[1:])[:chains], final, carry_shape)
     ys = jax.tree.map(lambda leaf, s: jnp.moveaxis(padding.unpad_array(
@@ -127,72 +128,83 @@ def _pad_chains(tree: Any, total: int) -> Any:
     return jax.tree.map(pad, tree)
 
 
-def _launch(fn: Any, length: int, per_program: int, blocks: int,
-            num_warps: int, interpret: bool, init: Any, xs: Any,
-            consts: tuple[Any, ...], carry_shape: Any, y_shape: Any
-            ) -> tuple[Any, Any]:
-    """The `pallas_call`: a grid of ``blocks`` programs."""
+@dataclasses.dataclass(frozen=True)
+class _Grid:
+    """How the chains are spread over the kernel: ``blocks`` programs of
+    ``per_program`` chains, ``num_warps`` warps each; ``interpret`` runs
+    Pallas's interpreter instead."""
+
+    per_program: int
+    blocks: int
+    num_warps: int
+    interpret: bool
+
+
+def _launch(loop: Loop, grid: _Grid, init: Any, xs: Any,
+            consts: tuple[Any, ...], y_shape: Any) -> tuple[Any, Any]:
+    """The `pallas_call`: a grid of ``grid.blocks`` programs, each running
+    the loop on its ``grid.per_program`` chains side by side."""
     init_leaves, carry_tree = jax.tree.flatten(init)
     xs_leaves, xs_tree = jax.tree.flatten(xs)
     y_leaves, y_tree = jax.tree.flatten(y_shape)
     padded_y = [padding.padded_shape(s.shape) for s in y_leaves]
-
-    def chain_block(leaf: Any) -> pl.BlockSpec:
-        rest = leaf.shape[1:]
-        return pl.BlockSpec((per_program, *rest),
-                            lambda j, n=len(rest): (j,) + (0,) * n)  # noqa: B008
-
-    def step_block(leaf: Any) -> pl.BlockSpec:
-        rest = leaf.shape[2:]
-        return pl.BlockSpec((length, per_program, *rest),
-                            lambda j, n=len(rest): (0, j) + (0,) * n)  # noqa: B008
-
-    def whole(leaf: Any) -> pl.BlockSpec:
-        return pl.BlockSpec(leaf.shape, lambda j, n=leaf.ndim: (0,) * n)
-
-    out_shapes = ([jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
-                   for leaf in init_leaves]
-                  + [jax.ShapeDtypeStruct(
-                      (length, blocks * per_program, *shape[1:]), s.dtype)
-                     for shape, s in zip(padded_y, y_leaves)])
-    n_carry, n_xs, n_consts = len(init_leaves), len(xs_leaves), len(consts)
+    counts = (len(init_leaves), len(xs_leaves), len(consts),
+              len(init_leaves), len(y_leaves))
 
     def kernel(*refs: Any) -> None:
-        init_refs = refs[:n_carry]
-        xs_refs = refs[n_carry:n_carry + n_xs]
-        const_refs = refs[n_carry + n_xs:n_carry + n_xs + n_consts]
-        carry_refs = refs[n_carry + n_xs + n_consts:][:n_carry]
-        y_refs = refs[n_carry + n_xs + n_consts + n_carry:]
-        constants = [ref[...] for ref in const_refs]
-
-        def body(i: jax.Array, carry: Any) -> Any:
-            x = jax.tree.unflatten(xs_tree, [ref[i] for ref in xs_refs])
-            carry, y = fn(carry, x, *constants)
-            for ref, leaf in zip(y_refs, jax.tree.leaves(y)):
-                ref[i] = leaf
-            return carry
-
-        carry = jax.tree.unflatten(carry_tree,
-                                   [ref[...] for ref in init_refs])
-        carry = jax.lax.fori_loop(0, length, body, carry)
-        for ref, leaf in zip(carry_refs, jax.tree.leaves(carry)):
-            ref[...] = leaf
+        run_in_kernel(loop, Refs.split(refs, counts), carry_tree, xs_tree)
 
     compiler_params = None
-    if not interpret:
+    if not grid.interpret:
         from jax.experimental.pallas import triton as pltriton
-        compiler_params = pltriton.CompilerParams(num_warps=num_warps)
+        compiler_params = pltriton.CompilerParams(num_warps=grid.num_warps)
+    blocks = _Blocks(loop.length, grid.per_program)
     outs = pl.pallas_call(
-        kernel, out_shape=out_shapes, grid=(blocks,), interpret=interpret,
-        in_specs=([chain_block(v) for v in init_leaves]
-                  + [step_block(v) for v in xs_leaves]
-                  + [whole(c) for c in consts]),
-        out_specs=([chain_block(v) for v in init_leaves]
-                   + [pl.BlockSpec((length, per_program, *shape[1:]),
-                                   lambda j, n=len(shape) - 1:  # noqa: B008
-                                   (0, j) + (0,) * n)
+        kernel, grid=(grid.blocks,), interpret=grid.interpret,
+        out_shape=([jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
+                    for leaf in init_leaves]
+                   + [jax.ShapeDtypeStruct(
+                       (loop.length, grid.blocks * grid.per_program,
+                        *shape[1:]), s.dtype)
+                      for shape, s in zip(padded_y, y_leaves)]),
+        in_specs=([blocks.of_chains(v.shape) for v in init_leaves]
+                  + [blocks.of_steps(v.shape) for v in xs_leaves]
+                  + [blocks.whole(c.shape) for c in consts]),
+        out_specs=([blocks.of_chains(v.shape) for v in init_leaves]
+                   + [blocks.of_steps((loop.length, *shape))
                       for shape in padded_y]),
         compiler_params=compiler_params)(*init_leaves, *xs_leaves, *consts)
+    n_carry = len(init_leaves)
     final = jax.tree.unflatten(carry_tree, outs[:n_carry])
     ys = jax.tree.unflatten(y_tree, outs[n_carry:])
     return final, ys
+
+
+@dataclasses.dataclass(frozen=True)
+class _Blocks:
+    """Which part of each array a program sees: its ``per_program``
+    chains of the carries and of every step's inputs and outputs, and the
+    constants whole."""
+
+    length: int
+    per_program: int
+
+    def of_chains(self, shape: tuple[int, ...]) -> pl.BlockSpec:
+        """``(chains, ...)``: this program's chains."""
+        rest = shape[1:]
+        zeros = (0,) * len(rest)
+        return pl.BlockSpec((self.per_program, *rest),
+                            lambda j: (j, *zeros))
+
+    def of_steps(self, shape: tuple[int, ...]) -> pl.BlockSpec:
+        """``(steps, chains, ...)``: every step of this program's chains."""
+        rest = shape[2:]
+        zeros = (0,) * len(rest)
+        return pl.BlockSpec((self.length, self.per_program, *rest),
+                            lambda j: (0, j, *zeros))
+
+    @staticmethod
+    def whole(shape: tuple[int, ...]) -> pl.BlockSpec:
+        """An array every program reads whole (the constants)."""
+        zeros = (0,) * len(shape)
+        return pl.BlockSpec(shape, lambda j: zeros)

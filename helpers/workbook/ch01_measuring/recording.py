@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
 from helpers.measuring import roofline
 
-DEVICE_CLOCK = "device"
+DEVICE_CLOCK: Literal["device"] = "device"
 FLOAT32_BYTES = 4
 
 
@@ -72,7 +72,7 @@ class MatmulRates:
 
     default: float
     highest: float | None
-    clock: str
+    clock: Literal["device", "wall"]
 
 
 def matmul_rates(data: dict[str, Any]) -> MatmulRates:

@@ -20,6 +20,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
+from helpers.pallas.backends import Backend
 from helpers.pallas.scan import fused_scan
 from helpers.workbook.ch03_launches.variants import (
     STEPS,
@@ -156,7 +157,7 @@ def fused_cases_on_gpu() -> dict[str, Any]:
 
 
 def side_by_side_on_gpu(chains: int = 10_000, steps: int = STEPS,
-                        backend: str = "triton") -> dict[str, Any]:
+                        backend: Backend = "triton") -> dict[str, Any]:
     """A child function (`helpers.xla.crosscompile.run`): `fused_side_by_side`
     compiled for an H100 with ``backend``, with its custom calls, and (for
     Triton) the grid and warps read from the call's configuration."""
@@ -183,7 +184,8 @@ def fused_backends_on_gpu(steps: int = STEPS) -> dict[str, Any]:
     pos = positive(weights)
     found: dict[str, Any] = {"chosen": backends.choose(None, None).backend}
     for backend in backends.BACKENDS:
-        def run(w: Weights, k: jax.Array, b: str = backend) -> jax.Array:
+        def run(w: Weights, k: jax.Array,
+                b: backends.Backend = backend) -> jax.Array:
             noise = noise_for(k, steps, w["w_in"].dtype)
             return fused_scan(hoisted_step(pos), initial_state(w), noise,
                               backend=b)[0]

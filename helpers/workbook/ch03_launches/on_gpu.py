@@ -10,6 +10,7 @@ one, is in `helpers.workbook.ch03_launches.for_h100`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from helpers.measuring import bench, device_time, machine, recorded
+from helpers.pallas.backends import Backend
 from helpers.pallas.scan import fused_scan
 from helpers.profiler import xprof_tables
 from helpers.workbook.ch03_launches import variants
@@ -26,11 +28,12 @@ from helpers.workbook.ch03_launches.variants import (
     DTYPES,
     STEPS,
     VARIANTS,
-    initial_state,
+    Weights,
     fused,
     fused_side_by_side,
     hoisted_step,
     init_weights,
+    initial_state,
     many_chains,
     measure,
     noise_for,
@@ -146,76 +149,99 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
     """
     steps = steps or dry_or(STEPS, 200)
     chains = chains or dry_or(10_000, 256)
-    repeat = repeat or dry_or(10, 3)
-    cpu = jax.devices("cpu")[0]
+    watch = _Stopwatch(repeat or dry_or(10, 3))
     weights = init_weights(jax.random.key(0))
-    key = jax.random.key(1)
-    keys = jax.random.split(jax.random.key(2), chains)
+    trivial = jax.jit(lambda xs: fused_scan(
+        lambda c, x: (c * 0.5 + x, None), jnp.zeros(()), xs)[0])
+    return {
+        "steps": steps, "chains": chains,
+        "one_chain_s": _one_chain(watch, weights, jax.random.key(1), steps),
+        "many_chains_s": _many_chains(
+            watch, weights, jax.random.split(jax.random.key(2), chains),
+            steps),
+        "trivial_fused_s": watch.time(trivial, jnp.ones(steps),
+                                      device_as="trivial fused"),
+        # The fused kernels by the device's clock: one kernel a call, so
+        # the profiler slows nothing, and the host's part is left out.
+        "device_s": watch.device_s}
 
-    device_s: dict[str, float] = {}
 
-    def time_it(fn: Callable[..., Any], *args: Any, on: Any = None,
-                times: int = repeat, device_as: str = "") -> float | str:
-        """The median wall-clock seconds, or the error that stopped this
-        one measurement (the others go on: a visit is too short to lose).
-        With ``device_as``, a one-kernel call is also timed by the
-        device's clock, kept under that name."""
+@dataclasses.dataclass
+class _Stopwatch:
+    """Times the goals' calls, ``repeat`` each. A call that fails gives its
+    error instead of a time (the others go on: a visit is too short to
+    lose); a one-kernel call named ``device_as`` is also timed by the
+    device's clock, kept in ``device_s`` under that name."""
+
+    repeat: int
+    device_s: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def time(self, fn: Callable[..., Any], *args: Any, on: Any = None,
+             times: int | None = None, device_as: str = "") -> float | str:
+        """The median wall-clock seconds of ``fn(*args)`` on device
+        ``on``, or the error that stopped this one measurement."""
         args = jax.tree.map(lambda a: jax.device_put(a, on)
                             if isinstance(a, jax.Array) else a, args)
+        times = times or self.repeat
         try:
             with jax.default_device(on):
                 if not device_as:
                     return bench.benchmark(fn, *args, repeat=times).median
                 timing = device_time.measure(fn, *args, repeat=times)
-                device_s[device_as] = timing.median
+                self.device_s[device_as] = timing.median
                 return timing.wall.median
         except Exception as err:  # recorded, never hidden
             return f"failed: {type(err).__name__}: {err}"[:500]
 
-    def fused_with(backend: str) -> Callable[..., Any]:
-        return jax.jit(lambda w, k: fused_scan(
-            hoisted_step(positive(w)), initial_state(w),
-            noise_for(k, steps, w["w_in"].dtype), backend=backend)[0])
+
+def _one_chain(watch: _Stopwatch, weights: Weights, key: jax.Array,
+               steps: int) -> dict[str, float | str]:
+    """One chain: the fused kernels (Mosaic GPU, Triton) and the thread's
+    while loop on the GPU; the best jitted loop and the while loop on the
+    CPU."""
+    cpu = jax.devices("cpu")[0]
+    fused_triton = jax.jit(lambda w, k: fused_scan(
+        hoisted_step(positive(w)), initial_state(w),
+        noise_for(k, steps, w["w_in"].dtype), backend="triton")[0])
+    return {
+        "gpu fused_scan": watch.time(fused, weights, key, steps,
+                                     device_as="gpu fused_scan"),
+        "gpu fused_scan, triton": watch.time(
+            fused_triton, weights, key, device_as="gpu fused_scan, triton"),
+        "gpu while, traced bound": watch.time(
+            while_traced, weights, key, jnp.int32(steps)),
+        "cpu scan, softplus hoisted": watch.time(
+            scan_hoisted, weights, key, steps, on=cpu),
+        "cpu while, traced bound": watch.time(
+            while_traced, weights, key, jnp.int32(steps), on=cpu),
+    }
+
+
+def _many_chains(watch: _Stopwatch, weights: Weights, keys: jax.Array,
+                 steps: int) -> dict[str, float | str]:
+    """Many independent chains: vmap of the fused kernel, the fused
+    kernels with chains side by side (Triton: 64 per program; Mosaic GPU:
+    one per thread), and vmap of the best jitted loop on GPU and CPU."""
+    cpu = jax.devices("cpu")[0]
 
     def chains_of(variant: Callable[..., jax.Array]) -> Callable[..., Any]:
         return jax.jit(lambda w, k: many_chains(variant, w, k, steps))
 
-    trivial = jax.jit(lambda xs: fused_scan(
-        lambda c, x: (c * 0.5 + x, None), jnp.zeros(()), xs)[0])
-    result = {
-        "steps": steps, "chains": chains,
-        "one_chain_s": {
-            "gpu fused_scan": time_it(fused, weights, key, steps,
-                                      device_as="gpu fused_scan"),
-            "gpu fused_scan, triton": time_it(
-                fused_with("triton"), weights, key,
-                device_as="gpu fused_scan, triton"),
-            "gpu while, traced bound": time_it(
-                while_traced, weights, key, jnp.int32(steps)),
-            "cpu scan, softplus hoisted": time_it(
-                scan_hoisted, weights, key, steps, on=cpu),
-            "cpu while, traced bound": time_it(
-                while_traced, weights, key, jnp.int32(steps), on=cpu),
-        },
-        "many_chains_s": {
-            "gpu fused_scan": time_it(chains_of(fused), weights, keys),
-            "gpu fused, 64 chains per program": time_it(
-                jax.jit(lambda w, k: fused_side_by_side(
-                    w, k, steps, backend="triton")), weights, keys),
-            "gpu fused, one chain per thread": time_it(
-                jax.jit(lambda w, k: fused_side_by_side(
-                    w, k, steps, backend="mosaic")), weights, keys),
-            "gpu scan, softplus hoisted": time_it(
-                chains_of(scan_hoisted), weights, keys),
-            "cpu scan, softplus hoisted": time_it(
-                chains_of(scan_hoisted), weights, keys, on=cpu, times=3),
-        },
-        "trivial_fused_s": time_it(trivial, jnp.ones(steps),
-                                   device_as="trivial fused"),
+    def side_by_side(backend: Backend) -> Callable[..., Any]:
+        return jax.jit(lambda w, k: fused_side_by_side(
+            w, k, steps, backend=backend))
+
+    return {
+        "gpu fused_scan": watch.time(chains_of(fused), weights, keys),
+        "gpu fused, 64 chains per program": watch.time(
+            side_by_side("triton"), weights, keys),
+        "gpu fused, one chain per thread": watch.time(
+            side_by_side("mosaic"), weights, keys),
+        "gpu scan, softplus hoisted": watch.time(
+            chains_of(scan_hoisted), weights, keys),
+        "cpu scan, softplus hoisted": watch.time(
+            chains_of(scan_hoisted), weights, keys, on=cpu, times=3),
     }
-    # The fused kernels by the device's clock: one kernel a call, so the
-    # profiler slows nothing, and the host's part of the call is left out.
-    return {**result, "device_s": device_s}
 
 
 def measure_rows(names: list[str], steps: int, repeat: int,

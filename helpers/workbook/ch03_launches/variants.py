@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from helpers.measuring import bench, device_time
+from helpers.pallas.backends import Backend
 from helpers.pallas.scan import fused_scan
 from helpers.xla import hlo
 
@@ -139,7 +140,7 @@ def fused(weights: Weights, key: jax.Array, steps: int) -> jax.Array:
 
 def fused_side_by_side(weights: Weights, keys: jax.Array, steps: int, *,
                        chains_per_program: int = 64,
-                       backend: str | None = None) -> jax.Array:
+                       backend: Backend | None = None) -> jax.Array:
     """Many chains of `fused`, ``chains_per_program`` of them side by side
     in each program of one warp (`helpers.pallas.triton.chains.fused_chains`),
     instead

@@ -89,7 +89,7 @@ def versions(n_head: int, compiler_options: dict[str, Any] | None = None
 
 
 def profile_calls(fns: dict[str, jax.stages.Wrapped], *args: Any,
-                  calls: int = 20, order: str = "alternating",
+                  calls: int = 20, order: bench.Order = "alternating",
                   folder: str | None = None) -> pd.DataFrame:
     """Run each function ``calls`` times inside one profile; return the
     kernels in `SCOPES`, each labelled with the call it belongs to.

@@ -19,7 +19,8 @@ from helpers.measuring import bench, stats
 
 
 def aa_trials(fn: Callable[..., Any], *args: Any, trials: int = 200,
-              repeat: int = 20, order: str = "random") -> pd.DataFrame:
+              repeat: int = 20, order: bench.Order = "random"
+              ) -> pd.DataFrame:
     """``trials`` A/A experiments: ``fn`` timed against itself.
 
     Each trial times ``repeat`` calls as "a" and ``repeat`` as "b" in the
