@@ -70,6 +70,9 @@ class Shape:
             ValueError: the text is not a shape.
         """
         text = text.strip()
+        if text.startswith("b(") and text.endswith(")"):
+            # a buffer: XLA's b(shape), read as the shape it holds
+            return dataclasses.replace(cls.parse(text[2:-1]), text=text)
         if text.startswith("("):
             if scanning.matching(text, 0) != len(text) - 1:
                 raise ValueError(f"cannot read the shape {text!r}")
@@ -192,7 +195,7 @@ class Instruction:
 
 
 _METADATA_ITEM = re.compile(r'(?P<key>\w+)=(?P<value>"(?:[^"\\]|\\.)*"|'
-                            r'[^\s}]+)')
+                            r"'(?:[^'\\]|\\.)*'|[^\s,}]+)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,9 +220,13 @@ def parse(text: str) -> Module:
     """Read HLO module text into a `Module`: its computations, each a list
     of parsed `Instruction` s.
 
-    Reads what XLA prints: names with or without ``%``, operands with or
-    without their shapes, tiled and memory-space layouts, tuple shapes,
-    backend configs bare or quoted, scheduled modules.
+    Reads the forms XLA's own parser accepts (tested against the installed
+    jaxlib's): names with or without ``%``; operands with or without
+    shapes, or nested instructions (named ``<opcode>.anon`` as XLA names
+    them); shapes left out for XLA to infer; instructions over several
+    lines; every layout part, dynamic dimensions, tuple and buffer shapes;
+    attributes in any order, quoted or braced; comments, execution
+    threads, stack-frame tables.
 
     Raises:
         ValueError: naming the line, for a line inside a computation that
@@ -230,68 +237,135 @@ def parse(text: str) -> Module:
                         f"{type(text).__name__}.")
     module = Module("", "")
     current: list[Instruction] | None = None
+    pending, first = "", 0  # an instruction written over several lines
     for number, raw in enumerate(text.splitlines(), start=1):
         # Long tuple shapes carry "/*index=5*/" comments; drop them.
-        line = _COMMENT.sub("", raw).strip()
+        line = scanning.without_line_comment(_COMMENT.sub("", raw)).strip()
         if not line:
             continue
-        if line.startswith("HloModule") and not module.header:
-            module.header = line
-            module.name = line.split()[1].rstrip(",") if " " in line else ""
-        elif current is not None and line == "}":
-            current = None
+        if current is not None and not pending and line.startswith("}"):
+            current = None  # "}" or "}, execution_thread=..."
         elif current is not None:
-            current.append(_instruction(line, number))
+            pending, first = f"{pending} {line}".strip(), first or number
+            if scanning.open_brackets(pending) > 0 or pending.endswith(","):
+                continue
+            _add(current, _instruction(pending, first))
+            pending, first = "", 0
+        elif line.startswith("HloModule") and not module.header:
+            module.header = line
+            module.name = (line.split()[1].rstrip(",:") if " " in line
+                           else "")
         elif line.endswith("{") and not _ASSIGN.match(line):
-            header = _HEADER.match(line)
-            if not header:
-                raise ValueError(f"line {number}: cannot read this "
-                                 f"computation header: {raw.strip()[:200]}")
-            current = module.setdefault(header["name"], [])
-            if header["entry"]:
-                module.entry_name = header["name"]
-        # Anything else outside a computation (stack-frame tables that
-        # newer XLA appends) is not part of the program.
+            current = module.setdefault(_header(line, number), [])
+            if line.startswith("ENTRY"):
+                module.entry_name = _header(line, number)
+        # Anything else outside a computation (the stack-frame tables XLA
+        # writes before the first one) is not part of the program.
+    if pending:
+        _instruction(pending, first)  # raises: its brackets never close
     if not module.entry_name:
         raise ValueError("no ENTRY computation found: is this HLO module "
                          "text (compiled.as_text())?")
     return module
 
 
-def _instruction(line: str, number: int) -> Instruction:
-    """One instruction line, parsed; a ValueError names the line."""
+def _header(line: str, number: int) -> str:
+    """The name a computation's header line gives it."""
+    header = _HEADER.match(line)
+    if not header:
+        raise ValueError(f"line {number}: cannot read this computation "
+                         f"header: {line[:200]}")
+    return header["name"]
+
+
+def _add(computation: list[Instruction],
+         instructions: list[Instruction]) -> None:
+    """Append an instruction and those nested in its operands (first),
+    naming each nested one ``<opcode>.anon`` once, then with ``.1``,
+    ``.2``... as XLA keeps names unique."""
+    taken = {i.name for i in computation}
+    renamed: dict[str, str] = {}
+    for inst in instructions:
+        operands = tuple(renamed.get(o, o) for o in inst.operands)
+        name = inst.name
+        if name.endswith(_ANON):
+            count = 0
+            while name in taken:
+                count += 1
+                name = f"{inst.name}.{count}"
+            renamed[inst.name] = name
+        taken.add(name)
+        computation.append(dataclasses.replace(inst, name=name,
+                                               operands=operands))
+
+
+_ANON = ".anon"  # XLA's name for an instruction nested as an operand
+
+
+def _instruction(line: str, number: int) -> list[Instruction]:
+    """One instruction, parsed, after those nested in its operands; a
+    ValueError names the line."""
     try:
         assign = _ASSIGN.match(line)
         if not assign:
             raise ValueError("no 'name = ...'")
-        at = assign.end()
-        shape_end = scanning.token_end(line, at)
-        shape = line[at:shape_end]
-        opcode = _OPCODE.match(line, shape_end)
-        if not opcode:
-            raise ValueError("no opcode(...) after the shape")
-        open_at = opcode.end() - 1
-        close_at = scanning.matching(line, open_at)
-        operand_text = line[open_at + 1:close_at]
-        attributes = line[close_at + 1:]
-        operands = (() if opcode["op"] in LITERAL_OPS else tuple(
-            _operand(p) for p in scanning.split_top(operand_text)))
-        return Instruction(
-            name=assign["name"], op=opcode["op"], shape=shape,
-            operands=tuple(name for name, _ in operands),
-            attributes=attributes, is_root=bool(assign["root"]),
-            operand_text=operand_text, result=Shape.parse(shape),
-            operand_shapes=tuple(shape for _, shape in operands),
-            attrs=dict(_attribute_items(attributes)), line=number)
+        nested: list[Instruction] = []
+        found = _right_hand_side(assign["name"], line[assign.end():],
+                                 number, nested)
+        return [*nested, dataclasses.replace(found,
+                                             is_root=bool(assign["root"]))]
     except ValueError as err:
         raise ValueError(f"line {number}: cannot read this instruction "
                          f"({err}): {line[:200]}") from None
 
 
-def _operand(text: str) -> tuple[str, Shape | None]:
+def _right_hand_side(name: str, text: str, number: int,
+                     nested: list[Instruction]) -> Instruction:
+    """``shape? opcode(operands), attributes``: the shape may be left out
+    (XLA infers it; `Instruction.result` is then None)."""
+    shape_end = _shape_end(text)
+    shape = text[:shape_end].strip()
+    opcode = _OPCODE.match(text, shape_end)
+    if not opcode:
+        raise ValueError("no opcode(...) after the shape")
+    open_at = opcode.end() - 1
+    close_at = scanning.matching(text, open_at)
+    operand_text = text[open_at + 1:close_at]
+    attributes = text[close_at + 1:]
+    operands = (() if opcode["op"] in LITERAL_OPS else tuple(
+        _operand(p, number, nested)
+        for p in scanning.split_top(operand_text)))
+    return Instruction(
+        name=name, op=opcode["op"], shape=shape,
+        operands=tuple(name for name, _ in operands),
+        attributes=attributes, is_root=False, operand_text=operand_text,
+        result=Shape.parse(shape) if shape else None,
+        operand_shapes=tuple(shape for _, shape in operands),
+        attrs=dict(_attribute_items(attributes)), line=number)
+
+
+def _shape_end(text: str) -> int:
+    """Where the shape before the opcode ends: 0 when there is none (the
+    text starts ``opcode(``; ``b(`` is a buffer shape, not an opcode)."""
+    written = _OPCODE.match(text)
+    if written and written["op"] != "b":
+        return 0
+    return scanning.token_end(text, 0)
+
+
+def _operand(text: str, number: int, nested: list[Instruction]
+             ) -> tuple[str, Shape | None]:
     """``'f32[8]{0} %x'``, ``'%x'`` or ``'x'``: the name, and the shape
-    when one is written before it."""
+    when one is written before it. An instruction written in place of a
+    name (``negate(x)``, with or without its shape) is read into
+    ``nested`` and named as XLA names it."""
     text = text.strip()
+    if text.endswith(")"):
+        op = _OPCODE.search(text[_shape_end(text):])
+        inner = _right_hand_side(f"{op['op'] if op else '?'}{_ANON}", text,
+                                 number, nested)
+        nested.append(inner)
+        return inner.name, inner.result
     split = scanning.last_top_space(text)
     if split < 0:
         return text.lstrip("%"), None

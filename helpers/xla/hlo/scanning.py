@@ -10,6 +10,7 @@ it asks these functions for the ones outside every bracket and quote.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 
@@ -18,18 +19,20 @@ CLOSING = {"(": ")", "[": "]", "{": "}"}
 
 def unquoted_chars(text: str, start: int = 0
                     ) -> Iterator[tuple[int, str, int]]:
-    """``(index, char, depth)`` of the characters outside quoted strings,
-    from ``start``; ``depth`` counts the brackets open once ``char`` is
-    read (an opening bracket raises it, a closing one lowers it)."""
-    depth, quoted, escaped = 0, False, False
+    """``(index, char, depth)`` of the characters outside quoted strings
+    (``"..."`` or ``'...'``, escapes allowed), from ``start``; ``depth``
+    counts the brackets open once ``char`` is read (an opening bracket
+    raises it, a closing one lowers it)."""
+    depth, quote, escaped = 0, "", False
     for at in range(start, len(text)):
         char = text[at]
-        if quoted:
-            quoted = not (char == '"' and not escaped)
+        if quote:
+            if char == quote and not escaped:
+                quote = ""
             escaped = char == "\\" and not escaped
             continue
-        if char == '"':
-            quoted = True
+        if char in "\"'":
+            quote = char
             continue
         if char in CLOSING:
             depth += 1
@@ -43,6 +46,8 @@ def matching(text: str, start: int) -> int:
     quoted strings and nested brackets."""
     for at, char, depth in unquoted_chars(text, start):
         if depth == 0 and char in CLOSING.values():
+            if char != CLOSING[text[start]]:
+                break  # "(...}": the bracket is never closed
             return at
     raise ValueError(f"unbalanced {text[start]!r}")
 
@@ -78,10 +83,44 @@ def last_top_space(text: str) -> int:
 
 
 def unquoted(text: str) -> str:
-    """A quoted attribute value's content, escapes undone; else as is."""
-    if len(text) >= 2 and text[0] == text[-1] == '"':
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            return text[1:-1]
+    """A quoted attribute value's content (``"..."`` or ``'...'``), its
+    C-style escapes undone; any other text as it is.
+
+    Example:
+        >>> unquoted('"a \\"b\\""'), unquoted("'o\\'k'"), unquoted("kLoop")
+        ('a "b"', "o'k", 'kLoop')
+    """
+    if len(text) < 2 or text[0] != text[-1] or text[0] not in "\"'":
+        return text
+    try:
+        return json.loads(text) if text[0] == '"' else _unescape(text[1:-1])
+    except json.JSONDecodeError:
+        return _unescape(text[1:-1])
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], m[1]), text)
+
+
+def open_brackets(text: str) -> int:
+    """The brackets ``text`` leaves open (outside quotes): positive while
+    an instruction written over several lines goes on."""
+    level = 0
+    for _, _, level in unquoted_chars(text):  # noqa: B007 (the last one)
+        continue
+    return level
+
+
+def without_line_comment(text: str) -> str:
+    """``text`` up to a ``//`` comment outside quotes (XLA's lexer skips
+    the rest of the line)."""
+    slash = -2  # where the last "/" outside quotes was
+    for at, char, _ in unquoted_chars(text):
+        if char == "/":
+            if slash == at - 1:
+                return text[:slash].rstrip()
+            slash = at
     return text
