@@ -4,12 +4,18 @@ Headless Chromium (Debian's ``chromium`` and ``chromium-driver``, driven
 by Selenium) opens every page of ``_build/html`` at a laptop's width and
 reports what a reader would trip over:
 
-- an output block wider than the text column (cut off at the page edge);
+- an output block wider than the text column (cut off at the page edge;
+  a table that scrolls sideways is not);
+- a word a table cell breaks over two lines;
 - an image that did not load;
 - literal MyST syntax that did not render (``{glue:text}`...` ``,
   ``{cite}`...` ``, a stray ``{glue`` role);
 - a solution that can be read without opening its fold;
-- a sentence with a blank where a GPU recording should be.
+- a sentence with a blank where a GPU recording should be;
+- a formula MathJax did not typeset (raw ``\\(...\\)``: the book serves
+  MathJax itself, so this means it failed to load);
+- a citation label made up by a label style (``[TheJauthorsb]``) instead
+  of an author and year (``[The JAX authors 2026a]``).
 
 ``make screenshots`` writes a full-page PNG of every page for authors
 (``python scripts/browse_book.py screenshots _build/html shots/``); the
@@ -51,6 +57,11 @@ INSTALL_HINT = ("install them with `apt-get install chromium chromium-driver` "
 # missing (and chapter 2's variant of it); the book's explanations of it
 # quote it without parentheses.
 MISSING_RECORDING = re.compile(re.escape(MISSING) + r"|\(not recorded yet\)")
+# A formula left as TeX source: MathJax did not run.
+RAW_FORMULA = re.compile(r"\\\(|\\\[")
+# What a citation label reads: an author (or authors) and a year, with a
+# letter where two would read the same.
+AUTHOR_YEAR = re.compile(r".+ (\d{4}|n\.d\.)[a-z]?")
 # MyST roles left as text: the build did not render them.
 LITERAL_ROLE = re.compile(r"\{(glue|glue:\w+|cite|cite:\w+|ref|numref|doc|"
                           r"eq|term|download)\}`")
@@ -90,12 +101,37 @@ const outputs = 'div.cell_output pre, div.cell_output table, '
 for (const el of document.querySelectorAll(outputs)) {
   if (!shown(el)) continue;
   const box = el.getBoundingClientRect();
-  const overflow = el.scrollWidth - el.clientWidth;
+  // a table a reader can scroll sideways is not cut off (the book's CSS
+  // lets wide tables scroll; everything else wraps at the column)
+  const scrolls = el.tagName === 'TABLE' && ['auto', 'scroll'].includes(
+    getComputedStyle(el).overflowX);
+  const overflow = scrolls ? 0 : el.scrollWidth - el.clientWidth;
   if (overflow > 1 || box.right > right + 1) {
     found.push(['output wider than the column',
       `${el.tagName.toLowerCase()} ${Math.round(Math.max(box.right - right,
         overflow))} px too wide: ` + (el.innerText || el.src || '')
         .trim().slice(0, 70)]);
+  }
+}
+// A word a table cell breaks over two lines ("memor y", "fa il").
+for (const cell of document.querySelectorAll(
+    'div.cell_output td, div.cell_output th')) {
+  if (!shown(cell)) continue;
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    // a <pre> (a folded traceback) wraps anywhere, as outputs do
+    if (node.parentElement.closest('pre')) continue;
+    // a line may break after a hyphen or a slash, never inside a word
+    for (const word of node.textContent.matchAll(/[^\s\-\/]+[\-\/]?/g)) {
+      const range = document.createRange();
+      range.setStart(node, word.index);
+      range.setEnd(node, word.index + word[0].length);
+      const lines = new Set([...range.getClientRects()]
+        .filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (lines.size > 1) {
+        found.push(['word broken inside a table cell', word[0]]);
+      }
+    }
   }
 }
 for (const img of document.images) {
@@ -112,7 +148,11 @@ for (const fold of document.querySelectorAll('details')) {
                 summary.innerText.trim().slice(0, 70)]);
   }
 }
-return {found: found, text: column.innerText};
+// Citation labels, in the text and on the References page.
+const labels = [...document.querySelectorAll(
+    'a[href*="references.html#"], div.citation span.label')]
+  .map(el => el.innerText.replace(/[\[\]]/g, '').trim());
+return {found: found, text: column.innerText, labels: labels};
 """
 
 
@@ -156,8 +196,10 @@ def pages(html_dir: Path) -> list[Path]:
                               p.relative_to(html_dir).parts))
 
 
-def _text_problems(page: str, text: str) -> list[Problem]:
-    found = []
+def _text_problems(page: str, text: str,
+                   labels: list[str] = ()) -> list[Problem]:
+    found = [Problem(page, "citation label without author and year", label)
+             for label in labels if not AUTHOR_YEAR.fullmatch(label)]
     for match in MISSING_RECORDING.finditer(text):
         start = text.rfind("\n", 0, match.start()) + 1
         line = text[start:text.find("\n", match.end())].strip()
@@ -165,6 +207,9 @@ def _text_problems(page: str, text: str) -> list[Problem]:
     for match in LITERAL_ROLE.finditer(text):
         context = text[match.start():match.start() + 60].replace("\n", " ")
         found.append(Problem(page, "literal MyST syntax", context))
+    for match in RAW_FORMULA.finditer(text):
+        context = text[match.start():match.start() + 40].replace("\n", " ")
+        found.append(Problem(page, "formula not typeset", context))
     return found
 
 
@@ -183,6 +228,29 @@ def _shown_column(driver: Any) -> bool:
     return True
 
 
+# Waits for MathJax 2 to typeset the page's formulas; answers at once
+# where MathJax did not load (the raw formulas are then reported).
+_WAIT_FOR_MATHJAX = r"""
+const done = arguments[arguments.length - 1];
+if (window.MathJax && window.MathJax.Hub) {
+  window.MathJax.Hub.Queue(() => done(true));
+} else {
+  done(true);
+}
+"""
+
+
+def _typeset(driver: Any) -> bool:
+    """Wait (up to PAGE_TIMEOUT_S) for MathJax to typeset the page."""
+    from selenium.common.exceptions import TimeoutException
+    driver.set_script_timeout(PAGE_TIMEOUT_S)
+    try:
+        driver.execute_async_script(_WAIT_FOR_MATHJAX)
+    except TimeoutException:
+        pass  # measured as it is: raw formulas are reported
+    return True
+
+
 def problems(html_dir: Path) -> list[Problem]:
     """Everything a reader would trip over, page by page."""
     found: list[Problem] = []
@@ -191,7 +259,7 @@ def problems(html_dir: Path) -> list[Problem]:
         for path in pages(root):
             name = str(path.relative_to(root))
             driver.get(path.as_uri())
-            measured = _shown_column(driver) and \
+            measured = _shown_column(driver) and _typeset(driver) and \
                 driver.execute_script(_MEASURE_PAGE)
             if not measured:
                 found.append(Problem(name, "page without a text column",
@@ -200,7 +268,8 @@ def problems(html_dir: Path) -> list[Problem]:
                 continue
             found += [Problem(name, kind, detail)
                       for kind, detail in measured["found"]]
-            found += _text_problems(name, measured["text"])
+            found += _text_problems(name, measured["text"],
+                                    measured["labels"])
     return found
 
 

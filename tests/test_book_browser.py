@@ -23,12 +23,20 @@ FAULTS = {
     "wide": ("<pre style='white-space:pre;overflow:auto'>" + "x" * 400
              + "</pre>", "output wider than the column"),
     "image": ("<img src='missing.png'>", "image not loaded"),
+    "broken_word": ("<table><tr><td style='width:30px;overflow-wrap:"
+                    "anywhere'>memoryboundkernel</td></tr></table>",
+                    "word broken inside a table cell"),
     "role": ("<p>It took {glue:text}`k25_ms` ms.</p>", "literal MyST syntax"),
     "blank": ("<p>On the GPU it took (no recording yet) ms.</p>",
               "missing-recording blank"),
     "open_solution": ("<details open><summary>Solution of Exercise 1.1"
                       "</summary><pre>def solution(): ...</pre></details>",
                       "solution visible without a click"),
+    "raw_formula": ("<p>A product costs \\(2n^3\\) operations.</p>",
+                    "formula not typeset"),
+    "made_up_label": ("<p>As the docs say [<a href='references.html#id1'>"
+                      "TheJauthorsb</a>].</p>",
+                      "citation label without author and year"),
 }
 
 
@@ -49,10 +57,14 @@ def test_the_checker_finds_each_fault_on_its_page(tmp_path):
 def test_the_checker_passes_a_clean_page_and_a_closed_solution(tmp_path):
     book = _book(tmp_path, {
         "clean": "<pre>short line</pre><table><tr><td>1.0</td></tr></table>",
+        "scrolled": "<table style='display:block;overflow-x:auto'><tr>"
+                    + "<td>column</td>" * 80 + "</tr></table>",
         "closed": "<details><summary>Solution of Exercise 1.1</summary>"
                   "<pre>def solution(): ...</pre></details>",
         "explained": "<p>Without a recording the cell says “no recording "
-                     "yet”.</p>"})
+                     "yet”.</p>",
+        "cited": "<p>As the docs say [<a href='references.html#id1'>"
+                 "The JAX authors 2026a</a>].</p>"})
     assert browse_book.problems(book) == []
 
 

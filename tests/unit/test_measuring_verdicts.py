@@ -127,6 +127,10 @@ def test_warmup_or_steady_state():
     assert "already the steady state" in verdicts.warmup(flat, GPU)
     assert verdicts.warmup(device_recording(first_30_calls_ms=[1.0]),
                            GPU) is None
+    # a last call far from the median: no call ever settled
+    noisy = device_recording(
+        first_30_calls_ms=[4000.0, 9.0] + [3.1] * 27 + [9.0])
+    assert "too noisy to tell" in verdicts.warmup(noisy, GPU)
 
 
 def test_compile_time_names_each_stage():

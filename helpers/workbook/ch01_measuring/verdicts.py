@@ -121,8 +121,12 @@ def warmup(data: dict[str, Any], gpu: str) -> str | None:
     if second <= 1 + WARMUP:
         return (head + ": already the steady state, so after its compile "
                 "this function needed no warm-up on this GPU.")
-    settled = next(i + 1 for i in range(1, len(calls)) if all(
-        abs(t / later - 1) <= WARMUP for t in calls[i:]))
+    settled = next((i + 1 for i in range(1, len(calls)) if all(
+        abs(t / later - 1) <= WARMUP for t in calls[i:])), None)
+    if settled is None:
+        return (head + f", but even the last calls stray more than "
+                f"{WARMUP:.0%} from that median: these times are too noisy "
+                "to tell a warm-up from the noise.")
     return (head + f", a real warm-up. From call {settled} on, every call "
             f"was within {WARMUP:.0%} of that median, so a few untimed "
             "calls before timing matter on this GPU.")
