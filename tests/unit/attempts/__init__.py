@@ -1,0 +1,1 @@
+"""Learners' attempts at each chapter's exercises, one module per chapter."""
