@@ -30,11 +30,10 @@ One folder per job; import the modules a cell needs, e.g.
 How a number reaches the prose, for example chapter 1's copy ceiling:
 
 1. a chapter cell asks `measuring.recorded.narrated` for the recording
-   ``01_measuring/summary``, with the function that measures it
-   (`workbook.ch01_measuring`);
-2. on a GPU with ``BOOK_RECORD=1`` that function runs
-   (`measuring.device_time`, `measuring.roofline`) and its result is saved
-   under ``recorded/<device>/`` with its provenance (`measuring.machine`);
+   ``01_measuring/summary``, with the function that gathers this run's
+   numbers (measured by `measuring.roofline` and `measuring.device_time`);
+2. on a GPU with ``BOOK_RECORD=1`` the result is saved under
+   ``recorded/<device>/`` with its provenance (`measuring.machine`);
 3. on every machine the chapter reads the reference GPU's recording,
    and `workbook.ch01_measuring.verdicts` computes the paragraph that
    reads it;
