@@ -1,4 +1,6 @@
-"""Chapter 1 (Measuring JAX on a GPU correctly): the two exercises.
+"""Chapter 1 (Measuring JAX on a GPU correctly): its three exercises, an
+honest timer (1.1), a matmul's floor (1.2) and which bound a kernel
+meets (1.3).
 
 Exercise 1.1 asks for a timer. It is graded on a *simulated* device whose
 calls return at once, whose results become ready only later, and whose first

@@ -1,6 +1,7 @@
 """Chapter 3's exercises: rewrite the noisy-MLP loop so each step launches
-fewer kernels (3.1), and rewrite a filter's step so `fused_scan` can compile
-it into one kernel (3.2). The loop itself is in `launches`.
+fewer kernels (3.1), rewrite a filter's step so `fused_scan` can compile
+it into one kernel (3.2), and give XLA a trip count it can see (3.3). The
+loop itself is in `helpers.workbook.ch03_launches.variants`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Chapter 3 (Kernel launches): the noisy-MLP loop of JAX issue #7024, its
-variants and their measurements (the exercises are in `rewrites`).
+variants and their measurements (the exercises are in `exercises`).
 
 The program: a state of one number (the "momentum") is pushed through a
 1 -> 12 -> 1 MLP whose weights pass through softplus, with a sigmoid after

@@ -1,4 +1,6 @@
-"""Chapter 4's exercise: decide which of two versions is faster.
+"""Chapter 4's exercises: decide which of two versions is faster (4.1),
+decide nine comparisons at once (4.2), and total a profile's time per
+scope (4.3). The first, in detail:
 
 The learner writes ``decide(run)``: ``run('a')`` or ``run('b')`` performs
 one run of that version and returns its time in seconds; ``decide`` chooses
