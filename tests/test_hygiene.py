@@ -79,6 +79,19 @@ def test_chapter_opening(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_no_cell_shows_what_it_glued(path):
+    """A glue call returns its value: left as a cell's last line, the page
+    shows a stray '0.19' under the cell. Assign it (``_ = glue(...)``)."""
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        last = cell.source.strip().splitlines()[-1]
+        shown = any(o.output_type == "execute_result" for o in cell.outputs)
+        assert not (shown and re.match(r"\s*glue\w*\(", last)), last
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_stored_outputs_and_no_errors(path):
     notebook = nbformat.read(path, as_version=4)
     code = [c for c in notebook.cells if c.cell_type == "code"]

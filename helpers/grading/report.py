@@ -79,7 +79,32 @@ def learner_error(criterion: str, err: BaseException, hint: str = ""
         hint = " ".join(part for part in (TRACED_VALUE_HINT, hint) if part)
     return Outcome(criterion, "fail", f"your function raised "
                    f"{type(err).__name__}: {first_line}", hint,
-                   error="".join(traceback.format_exception(err)))
+                   error=short_paths("".join(
+                       traceback.format_exception(err))))
+
+
+def short_paths(text: str) -> str:
+    """A traceback without the reader's own folders: a file of the book's
+    checkout reads ``./helpers/...``, a file of the Python installation
+    ``site-packages/jax/...``, so a report reads the same on every
+    machine and shows no one's home directory.
+
+    Example:
+        >>> import sysconfig
+        >>> where = sysconfig.get_paths()["purelib"]
+        >>> short_paths(f'File "{where}/jax/_src/api.py", line 1')
+        'File "site-packages/jax/_src/api.py", line 1'
+    """
+    import os
+    import sysconfig
+
+    from helpers.measuring import machine
+    folders = {sysconfig.get_paths()[key]: "site-packages"
+               for key in ("purelib", "platlib")}
+    folders[machine.repo_root()] = "."  # after the .venv inside it
+    for folder, short in folders.items():
+        text = text.replace(folder.rstrip(os.sep) + os.sep, short + "/")
+    return text
 
 
 def _is_tracer_conversion(err: BaseException) -> bool:

@@ -5,6 +5,7 @@ import pytest
 
 from helpers.grading import criteria
 from helpers.grading import exercises as ex
+from helpers.measuring import machine
 
 CASES = [(np.arange(4.0),), (np.linspace(-1, 1, 7),)]
 DOUBLE = ex.Exercise("Double it", [ex.matches_reference(
@@ -42,6 +43,9 @@ def test_wrong_shape_and_errors_are_reported():
     assert "oops\nmore" in outcome.error and "Traceback" in outcome.error
     assert "<details><summary>Full error</summary>" in report.html()
     assert "print(report.outcomes[0].error)" in report.text()
+    # without the reader's folders: the checkout's files from its top
+    assert machine.repo_root() not in outcome.error
+    assert 'File "./tests/unit/test_exercises.py"' in outcome.error
 
 
 def test_hlo_fact_reads_the_compiled_module():
