@@ -79,6 +79,21 @@ def test_chapter_opening(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_visible_code_cells_are_short(path):
+    """A reader sees teaching code in cells of at most 15 lines; setup and
+    bookkeeping fold away (``hide-input``) or leave the page."""
+    notebook = nbformat.read(path, as_version=4)
+    folded = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or folded & set(
+                cell.metadata.get("tags", [])):
+            continue
+        lines = cell.source.strip().splitlines()
+        assert len(lines) <= 15, (f"{len(lines)} visible lines: split the "
+                                  f"cell or fold it: {lines[0]}")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_no_cell_shows_what_it_glued(path):
     """A glue call returns its value: left as a cell's last line, the page
     shows a stray '0.19' under the cell. Assign it (``_ = glue(...)``)."""
