@@ -129,3 +129,25 @@ def show_code(*functions: Callable[..., Any]) -> Code:
 
     source = "\n\n".join(inspect.getsource(f).rstrip() for f in functions)
     return Code(source, language="python")
+
+
+class Folded:
+    """Text folded away under a title that says what to look for: the
+    page shows the title and opens the text on a click; a terminal
+    prints both.
+
+    Example:
+        >>> "<details>" in Folded("the raw diff", "a\\nb")._repr_html_()
+        True
+    """
+
+    def __init__(self, title: str, text: str) -> None:
+        self.title, self.text = title, text
+
+    def _repr_html_(self) -> str:
+        import html
+        return (f"<details><summary>{html.escape(self.title)}</summary>"
+                f"<pre>{html.escape(self.text)}</pre></details>")
+
+    def __repr__(self) -> str:
+        return f"{self.title}\n{self.text}"

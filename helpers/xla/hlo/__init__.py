@@ -21,7 +21,8 @@ here) or the compiled HLO text itself.
 from helpers.xla.hlo.collectives import (AsyncWindow, Collective,
                                          async_windows, collective_counts,
                                          collectives)
-from helpers.xla.hlo.compare import canonical_lines, program_diff
+from helpers.xla.hlo.compare import (canonical_lines, changed_ops,
+                                     program_diff)
 from helpers.xla.hlo.compiling import (Program, aliases, compile,
                                        compiled_text, op_names)
 from helpers.xla.hlo.kernels import (CustomCall, Fusion, FusionKind,
@@ -34,7 +35,8 @@ from helpers.xla.hlo.parsing import Alias, Instruction, Module, Shape, parse
 __all__ = ["Alias", "AsyncWindow", "Collective", "CustomCall", "Fusion",
            "FusionKind", "Instruction", "Module", "Program", "Shape",
            "WhileLoop", "aliases", "async_windows", "canonical_lines",
-           "collective_counts", "collectives", "compile", "compiled_text",
+           "changed_ops", "collective_counts", "collectives", "compile",
+           "compiled_text",
            "custom_calls", "executed_count", "fusions", "kernel_count",
            "kernels", "launch_summary", "matrix_products", "op_counts",
            "op_names", "parse", "program_diff", "reduction_kinds",

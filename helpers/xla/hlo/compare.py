@@ -70,3 +70,27 @@ def program_diff(a: Program, b: Program,
     left = canonical_lines(a, *([] if texts[0] else args))
     right = canonical_lines(b, *([] if texts[1] else args))
     return list(difflib.unified_diff(left, right, "a", "b", lineterm="", n=1))
+
+
+_DIFF_OP = re.compile(r"^([+-])c\d+ v\d+ = .*? ([a-z][\w\-]*)\(")
+
+
+def changed_ops(diff: list[str]) -> dict[str, tuple[int, int]]:
+    """What a `program_diff` changes, counted by operation: ``{op: (in a
+    only, in b only)}`` for the operations whose lines differ, so a diff
+    of a hundred lines reads as "b adds 4 transposes".
+
+    Example:
+        >>> changed_ops(["--- a", "+++ b", "@@ -1 +1,2 @@",
+        ...              "-c0 v1 = f32[2] negate(v0)",
+        ...              "+c0 v1 = f32[2] transpose(v0), dimensions={0}",
+        ...              "+c0 v2 = f32[2] negate(v1)"])
+        {'transpose': (0, 1)}
+    """
+    counts: dict[str, list[int]] = {}
+    for line in diff:
+        found = _DIFF_OP.match(line)
+        if found:
+            side = 0 if found[1] == "-" else 1
+            counts.setdefault(found[2], [0, 0])[side] += 1
+    return {op: (a, b) for op, (a, b) in sorted(counts.items()) if a != b}
