@@ -94,6 +94,20 @@ def test_visible_code_cells_are_short(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_glue_calls_stay_off_the_page(path):
+    """Gluing a number into the prose is the book's machinery, not the
+    lesson: glue calls live in cells the page does not show."""
+    notebook = nbformat.read(path, as_version=4)
+    folded = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and not folded & set(
+                cell.metadata.get("tags", [])):
+            shown = [line for line in cell.source.splitlines()
+                     if re.search(r"\bglue\w*\(", line)]
+            assert not shown, f"move into a remove-cell cell: {shown[0]}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_no_cell_shows_what_it_glued(path):
     """A glue call returns its value: left as a cell's last line, the page
     shows a stray '0.19' under the cell. Assign it (``_ = glue(...)``)."""
