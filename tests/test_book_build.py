@@ -37,8 +37,8 @@ def test_book_builds_without_warnings(built_book):
     measuring = (html / "chapters" / "01_measuring.html").read_text()
     # the prose carries the glued numbers, and the Colab button is there
     assert "GB/s" in measuring and "colab.research.google.com" in measuring
-    # the reference GPU's result is shown with its provenance, or said
-    # to be missing
+    # the reference GPU's result is shown with its provenance, or said to
+    # be missing
     recorded = (ROOT / "recorded" / "nvidia-h100-80gb-hbm3" /
                 "01_measuring" / "summary.json").exists()
     assert ("recorded: NVIDIA H100 80GB HBM3" if recorded

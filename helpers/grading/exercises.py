@@ -1,13 +1,11 @@
 """Auto-checked exercises: grade a learner's function, show pass/fail + hints.
 
 An `Exercise` is a list of criteria (`helpers.grading.criteria`) plus what the
-book
-and the workshop need to know about it: its chapter, the name the
-chapter's starter cell gives the answer, the starter, the reference
-solution and its level. The workshop kit reads the list of exercises from
-these objects (`helpers.workbook.ch08_workshop.workshop.exercises`), so there
-is one
-source of truth.
+book and the workshop need to know about it: its chapter, the name the
+chapter's starter cell gives the answer, the starter, the reference solution
+and its level. The workshop kit reads the list of exercises from these objects
+(`helpers.workbook.ch08_workshop.workshop.exercises`), so there is one source
+of truth.
 
 ``exercise.check(fn)`` returns a `Report` (`helpers.grading.report`). A check
 never raises: whatever the learner's function returns or raises, the

@@ -18,6 +18,7 @@ import html
 import traceback
 from typing import Any, Literal
 
+from helpers.page.tables import Folded
 from helpers.page.widgets import with_static_view
 
 # How each status reads in HTML: words in colour, which every font shows
@@ -243,5 +244,4 @@ class Report:
 def _folded_error(outcome: Outcome) -> str:
     if not outcome.error:
         return ""
-    return ("<details><summary>Full error</summary><pre>"
-            f"{html.escape(outcome.error)}</pre></details>")
+    return Folded("Full error", outcome.error)._repr_html_()

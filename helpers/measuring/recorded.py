@@ -69,9 +69,8 @@ def path_for(name: str, device: str = REFERENCE_DEVICE) -> Path:
 def profile_folder(name: str, device: str = REFERENCE_DEVICE) -> Path:
     """Where the recording ``name`` keeps a GPU profile: a folder beside
     its JSON (``01_measuring/profile`` -> ``.../01_measuring/profile/``)
-    that `helpers.profiler.trace.load` and `helpers.profiler.xprof_tables` read
-    like the
-    folder `jax.profiler.trace` wrote."""
+    that `helpers.profiler.trace.load` and `helpers.profiler.xprof_tables`
+    read like the folder `jax.profiler.trace` wrote."""
     return path_for(name, device).with_suffix("")
 
 

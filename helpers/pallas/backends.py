@@ -61,8 +61,7 @@ def choose(backend: Backend | None, interpret: bool | None,
             None chooses by machine.
         mosaic_can_run: whether Mosaic GPU can take this particular step
             (`helpers.pallas.mosaic.chains` runs most, not all, operations);
-            asked only
-            when choosing.
+            asked only when choosing.
 
     Raises:
         ValueError: ``backend`` is not one of `BACKENDS`.

@@ -58,12 +58,24 @@ class Refs:
     def split(cls, refs: tuple[Any, ...], counts: tuple[int, ...]) -> Refs:
         """Cut a kernel's refs by ``counts`` (init, xs, consts, carry, ys);
         whatever is left is ``saved``."""
-        groups, start = [], 0
-        for count in counts:
-            groups.append(tuple(refs[start:start + count]))
-            start += count
-        init, xs, consts, carry, ys = groups
-        return cls(init, xs, consts, carry, ys, saved=tuple(refs[start:]))
+        init, xs, consts, carry, ys, saved = cut(refs, counts)
+        return cls(init, xs, consts, carry, ys, saved)
+
+
+def cut(refs: tuple[Any, ...], counts: tuple[int, ...]
+        ) -> list[tuple[Any, ...]]:
+    """A kernel's refs in consecutive groups of ``counts``, and whatever is
+    left as one more group (Pallas hands a kernel its refs flat).
+
+    Example:
+        >>> cut(("a", "b", "c", "d"), (1, 2))
+        [('a',), ('b', 'c'), ('d',)]
+    """
+    groups, start = [], 0
+    for count in counts:
+        groups.append(tuple(refs[start:start + count]))
+        start += count
+    return groups + [tuple(refs[start:])]
 
 
 def run_in_kernel(loop: Loop, refs: Refs, carry_tree: Any,

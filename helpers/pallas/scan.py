@@ -60,16 +60,14 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
             None: chosen by the GPU's capability (`helpers.pallas.backends`).
         interpret: force that backend's interpreter (default: interpret
             unless a GPU can compile it).
-        pad: Triton only: run the kernel on arrays padded to powers of
-            two, as Triton requires, with `helpers.pallas.triton.padding`
-            keeping the
+        pad: Triton only: run the kernel on arrays padded to powers of two, as
+            Triton requires, with `helpers.pallas.triton.padding` keeping the
             padding out of the results (default: pad on a GPU).
-        check: on every machine, check that the chosen backend can compile
-            the step (Triton: lower the kernel to Triton's IR with
+        check: on every machine, check that the chosen backend can compile the
+            step (Triton: lower the kernel to Triton's IR with
             `helpers.pallas.triton.ir`; Mosaic GPU: every operation can be
             scalarised by `helpers.pallas.mosaic.chains`), so a CPU refuses
-            what a GPU
-            would. ``check=False`` runs it anyway.
+            what a GPU would. ``check=False`` runs it anyway.
 
     Raises:
         NotImplementedError: the step uses an operation Pallas cannot
@@ -111,7 +109,6 @@ class _Plan:
     kernel: backends.Kernel
     pad: bool
     check: bool
-
 
 
 def _refuse(plan: _Plan, init: Any, xs: Any,
@@ -179,8 +176,6 @@ def _check_carry(init: Any, out_shape: Any) -> None:
     if not same_tree or jax.tree.leaves(want) != jax.tree.leaves(got):
         raise TypeError(f"step must return a carry shaped like init: init "
                         f"is {want}, step returned {got}.")
-
-
 
 
 def _refuse_unsupported(fn: Callable[..., Any], init: Any, x0: Any,

@@ -166,9 +166,8 @@ def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:
 
     Raises:
         RuntimeError: the plugin is missing (with how to install it).
-        helpers.xla.fresh_process.ChildFailed: the child failed (a RuntimeError
-        that
-            carries the child's output).
+        helpers.xla.fresh_process.ChildFailed: the child failed (a
+            RuntimeError that carries the child's output).
     """
     from helpers.xla import fresh_process
     fresh_process.target_of(fn)  # a function no child can import fails here

@@ -1,6 +1,6 @@
-"""helpers.pallas.triton.chains: many chains side by side in each program give
-vmap's
-results, lower to one Triton kernel, and refuse bad input clearly."""
+"""helpers.pallas.triton.chains: many chains side by side in each program
+give vmap's results, lower to one Triton kernel, and refuse bad input
+clearly."""
 
 import jax
 import jax.numpy as jnp

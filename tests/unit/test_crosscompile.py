@@ -14,8 +14,8 @@ needs_plugin = pytest.mark.skipif(not crosscompile.available(),
 
 
 def test_ci_has_the_plugin():
-    # CI runs `make test`, which installs it: the GPU compilations must
-    # run there, not skip
+    # CI runs `make test`, which installs it: the GPU compilations must run
+    # there, not skip
     if os.environ.get("CI"):
         assert crosscompile.available(), crosscompile.why_unavailable()
 

@@ -1,7 +1,7 @@
 """helpers.pallas.mosaic.chains and helpers.pallas.backends: the Mosaic GPU
 path of fused_scan, one chain per thread. Its numbers are checked in Mosaic
-GPU's interpreter
-(jax 0.12 and newer); its compilation for an H100 on every version."""
+GPU's interpreter (jax 0.12 and newer); its compilation for an H100 on every
+version."""
 
 import jax
 import jax.numpy as jnp

@@ -1,6 +1,6 @@
-"""helpers.pallas.triton.padding: functions run on power-of-two padded arrays
-give the
-same logical results as on the originals, or are refused by name."""
+"""helpers.pallas.triton.padding: functions run on power-of-two padded
+arrays give the same logical results as on the originals, or are refused by
+name."""
 
 import jax
 import jax.numpy as jnp

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from helpers.pallas.loop import Loop
+from helpers.pallas.loop import Loop, cut
 from helpers.pallas.mosaic import lanes
 from helpers.pallas.mosaic.scalarise import (
     LANES,
@@ -234,12 +234,9 @@ class _LaneRefs:
     @classmethod
     def split(cls, refs: tuple[Any, ...], n_c: int, n_x: int, n_y: int
               ) -> _LaneRefs:
-        groups, at = [], 0
-        for count in (n_c, n_x, 1, n_c, n_y, n_c, n_x, 1, n_y, 1):
-            groups.append(tuple(refs[at:at + count]))
-            at += count
         (carries, inputs, consts, finals, ys, carries_s, inputs_s, consts_s,
-         ys_s, barrier) = groups
+         ys_s, barrier, _) = cut(refs, (n_c, n_x, 1, n_c, n_y, n_c, n_x, 1,
+                                        n_y, 1))
         return cls(carries, inputs, consts[0], finals, ys, carries_s,
                    inputs_s, consts_s[0], ys_s, barrier[0])
 

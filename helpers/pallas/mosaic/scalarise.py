@@ -1,17 +1,15 @@
 """One chain's step as elementwise arithmetic on lane vectors.
 
-Mosaic GPU lays an array over the 128 threads of a warpgroup, one element
-per thread, and has no layout for the tiny vectors and matrices of one
-chain's step. `scalarise` evaluates the step's jaxpr with every number of
-the chain's state held as one *lane vector*: a vector with that number for
-each of 128 chains, one per thread. Elementwise operations stay
-elementwise; a broadcast, reshape or transpose only rearranges which lane
-vector sits where; a dot product becomes a sum of products and a sum over
-an axis a sum of lane vectors. What comes out is only elementwise
-arithmetic on 128-wide vectors, which Mosaic GPU compiles, and each thread
-computes exactly its own chain's step. `helpers.pallas.mosaic.chains` builds
-the kernel
-around it.
+Mosaic GPU lays an array over the 128 threads of a warpgroup, one element per
+thread, and has no layout for the tiny vectors and matrices of one chain's
+step. `scalarise` evaluates the step's jaxpr with every number of the chain's
+state held as one *lane vector*: a vector with that number for each of 128
+chains, one per thread. Elementwise operations stay elementwise; a broadcast,
+reshape or transpose only rearranges which lane vector sits where; a dot
+product becomes a sum of products and a sum over an axis a sum of lane vectors.
+What comes out is only elementwise arithmetic on 128-wide vectors, which Mosaic
+GPU compiles, and each thread computes exactly its own chain's step.
+`helpers.pallas.mosaic.chains` builds the kernel around it.
 """
 
 from __future__ import annotations

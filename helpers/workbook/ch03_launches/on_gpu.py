@@ -45,8 +45,6 @@ from helpers.workbook.ch03_launches.variants import (
 from helpers.xla import fresh_process
 
 
-
-
 # --- measured on the GPU (a dry run elsewhere) -------------------------------
 
 def profile_one_call(variant: jax.stages.Wrapped, *args: Any,
@@ -260,9 +258,8 @@ def measure_with_flags(xla_flags: str, names: list[str], *,
     device, so comparing flags takes one process per setting.
 
     Raises:
-        helpers.xla.fresh_process.ChildFailed: the child failed (an unknown
-        flag
-            aborts it); the message carries its output.
+        helpers.xla.fresh_process.ChildFailed: the child failed (an
+            unknown flag aborts it); the message carries its output.
     """
     return fresh_process.call(measure_rows, names, steps, repeat, list(dtypes),
                       timeout=timeout, env={"XLA_FLAGS": xla_flags})

@@ -1,14 +1,13 @@
 """Chapter 3 (Kernel launches): the noisy-MLP loop of JAX issue #7024, its
 variants and their measurements (the exercises are in `exercises`).
 
-The program: a state of one number (the "momentum") is pushed through a
-1 -> 12 -> 1 MLP whose weights pass through softplus, with a sigmoid after
-each layer; fresh Gaussian noise is added; 8000 steps. Every variant below
-computes that, differing only in how the loop, the random numbers and the
-softplus are written. ``python -m helpers.workbook.ch03_launches.variants``
-measures them
-in a fresh process and prints JSON, so the chapter can time them under
-other ``XLA_FLAGS`` (flags are read once, when a process starts its GPU).
+The program: a state of one number (the "momentum") is pushed through a 1 -> 12
+-> 1 MLP whose weights pass through softplus, with a sigmoid after each layer;
+fresh Gaussian noise is added; 8000 steps. Every variant below computes that,
+differing only in how the loop, the random numbers and the softplus are
+written. ``python -m helpers.workbook.ch03_launches.variants`` measures them in
+a fresh process and prints JSON, so the chapter can time them under other
+``XLA_FLAGS`` (flags are read once, when a process starts its GPU).
 """
 
 from __future__ import annotations
@@ -142,9 +141,9 @@ def fused_side_by_side(weights: Weights, keys: jax.Array, steps: int, *,
                        chains_per_program: int = 64,
                        backend: Backend | None = None) -> jax.Array:
     """Many chains of `fused`, ``chains_per_program`` of them side by side
-    in each program of one warp (`helpers.pallas.triton.chains.fused_chains`),
-    instead
-    of ``jax.vmap`` giving every chain a program of its own."""
+    in each program of one warp
+    (`helpers.pallas.triton.chains.fused_chains`), instead of ``jax.vmap``
+    giving every chain a program of its own."""
     from helpers.pallas.triton.chains import fused_chains
     dtype = weights["w_in"].dtype
     noise = jax.vmap(lambda key: noise_for(key, steps, dtype))(keys)
@@ -235,14 +234,13 @@ def measure(names: list[str] | None = None, *, steps: int = STEPS,
     ``jax.devices("cpu")[0]`` for a GPU machine's host).
 
     A loop's time of record is the wall clock of a blocked call over its
-    steps: the host's part of one call (a fraction of a millisecond)
-    spread over thousands of steps is a few hundredths of a microsecond a
-    step, while the profiler slows every launch of a launch-bound loop
-    and would lengthen the gaps between kernels. With ``profiled`` calls
-    under the profiler (`helpers.measuring.device_time`), a row also says how
-    busy
-    the device was: kernel µs, kernels and the share of them that ran in
-    a CUDA graph, per step.
+    steps: the host's part of one call (a fraction of a millisecond) spread
+    over thousands of steps is a few hundredths of a microsecond a step, while
+    the profiler slows every launch of a launch-bound loop and would lengthen
+    the gaps between kernels. With ``profiled`` calls under the profiler
+    (`helpers.measuring.device_time`), a row also says how busy the device was:
+    kernel µs, kernels and the share of them that ran in a CUDA graph, per
+    step.
 
     Returns:
         Rows of launches per step (from the compiled HLO), µs per step

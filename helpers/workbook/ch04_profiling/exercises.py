@@ -6,8 +6,7 @@ The learner writes ``decide(run)``: ``run('a')`` or ``run('b')`` performs
 one run of that version and returns its time in seconds; ``decide`` chooses
 how many runs of each to make and in what order, and returns
 `helpers.measuring.stats.compare`'s result. It is graded on a *simulated*
-machine
-whose answers are known exactly: runs are noisy, the first runs of each
+machine whose answers are known exactly: runs are noisy, the first runs of each
 version are slow (warm-up), and the machine slows down as it heats up
 (drift), so a design that times all of one version and then all of the
 other blames the drift on the version that ran later.

@@ -109,9 +109,8 @@ def in_child(name: str, xla_flags: str = "",
     """`measure` in a fresh process with ``XLA_FLAGS=xla_flags``.
 
     Raises:
-        helpers.xla.fresh_process.ChildFailed: the child failed (an unknown
-        flag
-            aborts it); the exception carries its output.
+        helpers.xla.fresh_process.ChildFailed: the child failed (an
+            unknown flag aborts it); the exception carries its output.
     """
     if name not in PROGRAMS:
         raise ValueError(f"unknown program {name!r}; choose one of "

@@ -2,8 +2,7 @@
 shardings compile to, the all-reduce combiner, and collective timings.
 
 Everything here runs on a mesh from `helpers.multi_device.meshes`: real GPUs
-when there
-are enough, simulated CPU devices otherwise.
+when there are enough, simulated CPU devices otherwise.
 """
 
 from __future__ import annotations
