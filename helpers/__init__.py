@@ -9,8 +9,8 @@ One folder per job; import the modules a cell needs, e.g.
   (`roofline`), the reference GPU's recordings (`recorded`) and where this
   runs (`machine`).
 - `page`: what the page shows: numbers and computed paragraphs glued into
-  the prose (`prose`), tables (`tables`), figures (`plots`), widgets
-  (`widgets`).
+  the prose (`prose`), worked estimates (`arithmetic`), tables
+  (`tables`), figures (`plots`, `diagrams`), widgets (`widgets`).
 - `xla`: what XLA compiles, read back: the HLO (`hlo`), compiling for an
   H100 without one (`crosscompile`), dumps (`xla_dump`), flags
   (`xla_flags`, `flag_registry`), and a fresh process to set them in

@@ -3,6 +3,10 @@
 - `prose`: numbers and computed paragraphs glued into the text.
 - `tables`: DataFrames rounded and without a meaningless index; a
   helper's source, highlighted.
-- `plots`: the book's figure style; live and recorded sweeps.
+- `arithmetic`: back-of-envelope estimates written out, formula, numbers
+  and result, before a section measures.
+- `plots`: the book's figure style; live and recorded sweeps; rooflines.
+- `diagrams`: pictures of the ideas (a warp's loads, a loop's launches on
+  a timeline, a mesh, a ring, a pipeline schedule).
 - `widgets`: interactive views of measured tables (static in the HTML).
 """

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 
 from helpers.measuring.recorded import Result
 
@@ -101,3 +102,62 @@ def _plot_recorded(ax: Any, recorded: Result, recorded_x: str,
             ax.plot(data[recorded_x], data[label], marker="s",
                     linestyle="--", color=color,
                     label=f"{label} ({recorded.source}, {device})")
+
+
+def roofline(copy_bytes_per_s: float, peaks: dict[str, float],
+             kernels: Any, *, title: str, ax: Any = None) -> Any:
+    """A roofline: the fastest rate a kernel of each arithmetic intensity
+    can reach, with measured kernels placed under it.
+
+    The roof is min(peak, intensity x copy bandwidth); the *ridge point*,
+    peak / bandwidth operations per byte, divides memory-bound kernels
+    (left) from compute-bound ones (right).
+
+    Args:
+        copy_bytes_per_s: the measured copy bandwidth.
+        peaks: ``{label: FLOP/s}``, one flat roof each (e.g. the matmul
+            rate at two precisions); the largest sets the ridge point.
+        kernels: a DataFrame with ``kernel``, ``flops``, ``bytes`` and
+            ``seconds`` columns, one row per measured kernel.
+        title: names the device and the clock that timed the kernels.
+        ax: axes to draw on; a new figure by default.
+
+    Returns:
+        The matplotlib axes.
+    """
+    if copy_bytes_per_s <= 0 or not peaks or min(peaks.values()) <= 0:
+        raise ValueError("a roofline needs a positive bandwidth and at "
+                         f"least one positive peak; got {copy_bytes_per_s} "
+                         f"and {peaks}.")
+    missing = {"kernel", "flops", "bytes", "seconds"} - set(kernels.columns)
+    if missing:
+        raise KeyError(f"kernels lacks the columns {sorted(missing)}.")
+    intensity = kernels["flops"] / kernels["bytes"]
+    low = min(0.05, intensity.min() / 3)
+    high = max(max(peaks.values()) / copy_bytes_per_s * 20,
+               intensity.max() * 3)
+    x = np.geomspace(low, high, 200)
+    with mpl.rc_context(BOOK_STYLE):
+        ax = ax or plt.subplots(layout="constrained")[1]
+        for label, peak in sorted(peaks.items(), key=lambda p: -p[1]):
+            ax.plot(x, np.minimum(peak, x * copy_bytes_per_s) / 1e12,
+                    label=f"roof: {label}")
+        ridge = max(peaks.values()) / copy_bytes_per_s
+        ax.axvline(ridge, color="0.5", linestyle=":")
+        ax.annotate(f"ridge point\n{ridge:.3g} FLOP/byte", (ridge, low),
+                    xycoords=("data", "axes fraction"), fontsize="small",
+                    xytext=(4, 8), textcoords="offset points")
+        for i, (row, at) in enumerate(zip(kernels.itertuples(),
+                                          intensity)):
+            rate = row.flops / row.seconds / 1e12
+            ax.plot(at, rate, "o", color="black")
+            # alternate below and above, so kernels of equal intensity
+            # keep readable labels
+            ax.annotate(row.kernel, (at, rate), fontsize="small",
+                        xytext=(6, -12 if i % 2 == 0 else 6),
+                        textcoords="offset points")
+        ax.set(xscale="log", yscale="log", title=title,
+               xlabel="arithmetic intensity (FLOP per byte moved)",
+               ylabel="rate (TFLOP/s)")
+        ax.legend(loc="upper left")
+    return ax
