@@ -53,20 +53,18 @@ TOOLS = {
 _DTYPES = {"number": "float64", "string": "string", "boolean": "boolean"}
 # The columns a page shows of each tool's main table (`key_columns`): what
 # the chapter discusses, out of XProf's 15 to 30.
-KEY_COLUMNS = {
+KEY_COLUMNS = {  # six at most, so a table fits the page's width
     "kernel_stats": ("kernel_name", "registers_per_thread", "shmem_bytes",
-                     "block_dim", "grid_dim", "occupancy_pct",
-                     "is_kernel_using_tensor_core", "occurrences",
+                     "occupancy_pct", "is_kernel_using_tensor_core",
                      "total_duration_us"),
-    "hlo_stats": ("category", "hlo_op_name", "occurrences", "total_time_us",
+    "hlo_stats": ("category", "hlo_op_name", "total_time_us",
                   "model_flop_rate", "measured_memory_bw_GiB_s",
                   "bound_by"),
     "framework_op_stats": ("host_or_device", "type", "operation",
                            "occurrences", "total_time_us",
                            "total_self_time_us"),
-    "roofline_model": ("category", "operation", "occurrences",
-                       "total_time_us", "measured_flop_rate_GFLOP_s",
-                       "measured_memory_bw_GiB_s",
+    "roofline_model": ("operation", "total_time_us",
+                       "measured_flop_rate_GFLOP_s",
                        "operational_intensity_FLOP_Byte", "bound_by",
                        "roofline_efficiency"),
 }

@@ -50,3 +50,16 @@ def test_xla_gpu_keeps_large_matrix_vector_products_as_products():
         "3xK matrix times K-vector, batched (the source, K=25)": False,
         "large matrix times vector (4096x4096 by 4096)": True,
         "vector times vector (4096)": False}
+
+
+def test_by_version_gives_each_versions_worst_and_median_over_the_goal():
+    import pandas as pd
+
+    table = pd.DataFrame({
+        "version": ["pad K", "pad K", "pad K", "a @ b", "a @ b", "a @ b"],
+        "dtype": ["float32"] * 6, "K": [5, 10, 50] * 2,
+        "achieved": [0.1, 0.9, 0.8, 0.95, 0.2, 0.6]})
+    summary = fixes.by_version(table)
+    assert list(summary.columns) == ["float32 worst", "float32 median"]
+    assert summary.index.tolist() == ["pad K", "a @ b"]  # K = 5 left out
+    assert summary.loc["pad K"].tolist() == [0.8, pytest.approx(0.85)]

@@ -245,3 +245,18 @@ def test_power_and_coverage_on_resampled_timings():
     assert noise.resampled_power(pool, 0.03, 5, trials=200) < 0.5
     coverage = noise.interval_coverage(pool, [30], trials=100)
     assert 0.88 <= coverage["coverage"].iloc[0] <= 1.0
+
+
+def test_the_floor_counts_agree_with_xla_on_the_flops():
+    """The hand count of the block's products is XLA's count less the few
+    operations per element of softmax and the biases (within 3%)."""
+    from helpers.measuring import roofline
+
+    shape = dict(batch=2, seq=64, n_embd=128, n_head=4)
+    params, x = attention.init(jax.random.key(0), **shape)
+    xla = roofline.cost(attention.versions(4)["einsum"], params, x)
+    flops, moved = attention.floor_counts(**shape)
+    assert flops <= xla.flops <= 1.03 * flops
+    inputs_and_output = 4 * (2 * x.size + sum(p.size
+                                             for p in params.values()))
+    assert moved == inputs_and_output

@@ -202,3 +202,24 @@ def test_xla_gpu_keeps_the_recomputation_that_xla_cpu_drops():
     assert rows[True]["temp MB"] < rows[False]["temp MB"]
     assert rows[True]["bytes per example"] < rows[False][
         "bytes per example"]
+
+
+def _precision_table(default_ms, bf16_ms, column="ms"):
+    return {"precision": {
+        "n": [8192, 8192, 8192, 1024],
+        "precision": ["float32, precision='highest'",
+                      "float32, default precision", "bfloat16 inputs",
+                      "bfloat16 inputs"],
+        column: [20.0, default_ms, bf16_ms, 0.1],
+        "rel error": [1e-7, 3e-4, 3e-3, 3e-3]}}
+
+
+def test_bf16_against_the_peak_ratio_reads_the_outcome():
+    from helpers.workbook.ch05_transformations import claims
+
+    short = claims.bf16_against_peaks(_precision_table(3.0, 2.0), "GPU", 2.0)
+    assert "1.50 times" in short and "reached 75% of the predicted" in short
+    assert "wall clock" in short
+    met = claims.bf16_against_peaks(_precision_table(3.9, 2.0, "device ms"),
+                                    "GPU", 2.0)
+    assert "reached the prediction" in met and "device's clock" in met

@@ -135,6 +135,27 @@ def floors_table(data: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(out).set_index("kernel")
 
 
+def roofline_inputs(data: dict[str, Any]
+                    ) -> tuple[float, dict[str, float], pd.DataFrame, str]:
+    """What `helpers.page.plots.roofline` draws for a recording: the copy
+    bandwidth by the device's clock in bytes/s, the matmul peaks in
+    FLOP/s, the floors table's kernels (hand counts, times of record in
+    seconds), and the clock that timed those kernels."""
+    table = floors_table(data)
+    rows = pd.DataFrame(data["floors"]).set_index("kernel")
+    kernels = pd.DataFrame({
+        "kernel": table.index, "flops": rows["flops (hand)"].to_numpy(),
+        "bytes": rows["bytes (hand)"].to_numpy(),
+        "seconds": table["time ms"].to_numpy() / 1e3})
+    mm = matmul_rates(data)
+    peaks = {"float32, default (TF32)": mm.default * 1e12}
+    if mm.highest:
+        peaks["float32, highest"] = mm.highest * 1e12
+    clock = table["clock"].iloc[0]
+    return (copy_rates(data).device * 1e9, peaks, kernels,
+            "device time" if clock == DEVICE_CLOCK else "wall clock")
+
+
 def _first_recording_floor(row: dict[str, Any], copy: float,
                            mm: MatmulRates, matmul_n: int
                            ) -> tuple[float, str]:

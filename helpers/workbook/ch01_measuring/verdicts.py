@@ -64,7 +64,7 @@ def ceilings(data: dict[str, Any], gpu: str) -> str | None:
             ratio=None if not mm.highest else
             mm.default / mm.highest)
     else:
-        source = (f"The first recording on the {gpu} timed its ceilings by "
+        source = (f"This recording on the {gpu} timed its ceilings by "
                   "the wall clock only; its profile of `x + 1` on "
                   f"{recording.profile_rows(data).iloc[-1]['elements']:,.0f} "
                   "float32 elements puts the kernel's copy at "
@@ -219,7 +219,7 @@ def cache(data: dict[str, Any], gpu: str) -> str | None:
                  f"{small[rotated]:.3g} GB/s, {small[rotated] / copy:.1%} "
                  "of the device's copy bandwidth: each call's time was "
                  "almost all the host's, which hides what a cache could "
-                 "save. A device-time sweep (the next recording) shows it.")
+                 "save; only a sweep by the device's clock can show it.")
     return text
 
 
@@ -239,7 +239,7 @@ def floors(data: dict[str, Any], gpu: str) -> str | None:
                 "ceilings, the kernels reached these fractions of their "
                 "floors: ")
     else:
-        lead = (f"On the {gpu}, the first recording's times are wall-clock "
+        lead = (f"On the {gpu}, this recording's times are wall-clock "
                 "times, the host's part included; against the device-time "
                 "copy ceiling they reached at least: ")
     text = lead + (", ".join(reached) if reached else "none") + "."

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import pandas as pd
 
 from helpers.workbook.ch02_fusion import exercises, reductions
 from helpers.xla import hlo
@@ -152,3 +153,23 @@ def strength_reduction_on_gpu() -> list[dict[str, Any]]:
         kept = hlo.matrix_products(text) > 0
         rows.append({"dot": name, "matrix product kept": kept})
     return rows
+
+
+def by_version(table: pd.DataFrame, ks: tuple[int, int] = (10, 50)
+               ) -> pd.DataFrame:
+    """Each version's worst and median share of the copy bandwidth over
+    ``ks`` (inclusive), per dtype: the sweep's long table in four columns,
+    the worst first, since the goal is about the worst K.
+
+    Args:
+        table: the sweep's rows (``version``, ``dtype``, ``K``,
+            ``achieved``).
+        ks: the range of K the summary covers.
+    """
+    inside = table[table["K"].between(*ks)]
+    summary = inside.groupby(["version", "dtype"])["achieved"].agg(
+        worst="min", median="median").unstack("dtype")
+    summary.columns = [f"{dtype} {stat}" for stat, dtype in summary.columns]
+    summary = summary[sorted(summary.columns, key=lambda c: (
+        c.split()[0], "median" in c))]
+    return summary.sort_values(summary.columns[0], ascending=False)

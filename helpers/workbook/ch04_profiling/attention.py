@@ -77,6 +77,30 @@ def attention(params: dict[str, jax.Array], x: jax.Array, *, n_head: int,
     return y @ params["c_proj_w"] + params["c_proj_b"]
 
 
+def floor_counts(batch: int, seq: int, n_embd: int, n_head: int
+                 ) -> tuple[int, int]:
+    """The block's floor, counted by hand: its matrix products' flops, and
+    the fewest float32 bytes it must move (``x``, the weights and biases
+    read once, the output written once; the scores never leave the chip).
+
+    The four products: the q, k, v projection (2 B T C 3C), the scores
+    and the weighted values (2 B H T T D each, D = C / H) and the output
+    projection (2 B T C C). Softmax and the biases add a few operations
+    per element, which the floor leaves out.
+
+    Example:
+        >>> floor_counts(batch=8, seq=256, n_embd=768, n_head=12)
+        (11274289152, 22032384)
+    """
+    head = n_embd // n_head
+    flops = (2 * batch * seq * n_embd * 3 * n_embd
+             + 2 * 2 * batch * n_head * seq * seq * head
+             + 2 * batch * seq * n_embd * n_embd)
+    weights = 3 * n_embd * n_embd + n_embd * n_embd + 4 * n_embd
+    moved = 4 * (2 * batch * seq * n_embd + weights)
+    return flops, moved
+
+
 def versions(n_head: int, compiler_options: dict[str, Any] | None = None
              ) -> dict[str, jax.stages.Wrapped]:
     """The two jitted spellings of the block, by name, compiled with
