@@ -1,0 +1,146 @@
+"""The workshop's agenda, timed from the chapters themselves.
+
+Each chapter block takes the time to read its prose, to run its cells and
+to do its exercises:
+
+* reading: the words of its text over an average silent reading rate of
+  non-fiction, 238 words a minute (Brysbaert 2019; technical prose
+  with code reads slower, so this is the least a block needs);
+* running: the seconds its cells took when the notebook was last executed,
+  read from the timestamps Jupyter stores with each cell (on the machine
+  that executed it; the provenance line of each chapter names it);
+* exercises: the facilitator's allowance per exercise by level (a choice,
+  not a measurement; `ALLOWANCE_MIN`), plus the seconds the checks took in
+  the kit's pre-flight.
+
+`agenda` lays the blocks end to end within the session's length and
+names the chapters that do not fit, to set as homework.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+
+from helpers.grading.exercises import Exercise
+
+READING_WPM = 238  # Brysbaert (2019): silent reading, non-fiction, adults
+# Minutes a participant is given per exercise, by level: the stretch
+# exercises are for those who finish early, so they are not scheduled.
+ALLOWANCE_MIN = {"warm-up": 5, "core": 10, "stretch": 0}
+SETUP_MIN = 10   # opening Colab and running the setup cell
+BREAK_MIN = 10   # one break, after the block that passes the halfway mark
+
+
+def reading_words(notebook: nbformat.NotebookNode) -> int:
+    """Words a reader reads: the notebook's Markdown cells, without
+    directive fences, roles' markup or code blocks."""
+    words = 0
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            continue
+        text = re.sub(r"```.*?```", " ", cell.source, flags=re.S)
+        text = re.sub(r"^:::.*$|^:\w+:.*$", " ", text, flags=re.M)
+        text = re.sub(r"\{\w+(?::\w+)?\}`([^`]*)`", r"\1", text)
+        words += len(re.findall(r"[\w'’-]+", text))
+    return words
+
+
+def run_seconds(notebook: nbformat.NotebookNode) -> float | None:
+    """Seconds the notebook's cells took when last executed, from the
+    execution timestamps Jupyter stores in each cell's metadata; None when
+    the notebook was not executed with them."""
+    total, timed = 0.0, 0
+    for cell in notebook.cells:
+        stamps = cell.get("metadata", {}).get("execution", {})
+        if "iopub.execute_input" in stamps and "shell.execute_reply" in stamps:
+            start = _time(stamps["iopub.execute_input"])
+            end = _time(stamps["shell.execute_reply"])
+            total += (end - start).total_seconds()
+            timed += 1
+    return total if timed else None
+
+
+def _time(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
+                  check_seconds: dict[str, float] | None = None
+                  ) -> pd.DataFrame:
+    """One row per chapter that has exercises: words, reading, running and
+    exercise minutes, and the block's total.
+
+    Args:
+        chapters: the folder of executed ``.ipynb`` chapters.
+        exercises: the book's exercises (`workshop.exercises()`).
+        check_seconds: seconds each chapter's checks took (the pre-flight's
+            ``seconds`` summed by chapter); 0 where not given.
+    """
+    rows = []
+    check_seconds = check_seconds or {}
+    for chapter in dict.fromkeys(e.chapter for e in exercises):
+        path = chapters / f"{chapter}.ipynb"
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: the agenda times "
+                                    "each chapter from its notebook.")
+        notebook = nbformat.read(path, as_version=4)
+        words = reading_words(notebook)
+        ran = run_seconds(notebook)
+        mine = [e for e in exercises if e.chapter == chapter]
+        doing = sum(ALLOWANCE_MIN[e.level] for e in mine) + check_seconds.get(
+            chapter, 0.0) / 60
+        rows.append({"chapter": chapter, "words": words,
+                     "read min": words / READING_WPM,
+                     "run min": (ran or 0.0) / 60,
+                     "exercise min": doing})
+    table = pd.DataFrame(rows)
+    table["block min"] = table[["read min", "run min",
+                                "exercise min"]].sum(axis=1)
+    return table
+
+
+def agenda(times: pd.DataFrame, session_min: int = 180) -> pd.DataFrame:
+    """The blocks end to end from 0:00: setup, each chapter in order, a
+    break after the block that passes half the session. A chapter that
+    would end after the session is marked for homework, and the ones after
+    it are tried in turn (a short one may still fit).
+
+    Returns:
+        One row per block: ``start``, ``end`` (h:mm) and ``block``.
+    """
+    if session_min <= SETUP_MIN:
+        raise ValueError(f"a session of {session_min} min leaves no time "
+                         f"after the {SETUP_MIN} min of setup.")
+    rows: list[dict[str, str]] = []
+    homework: list[str] = []
+    rested = False
+    clock = _add(rows, "setup on Colab", 0.0, SETUP_MIN)
+    for row in times.to_dict("records"):
+        if clock + row["block min"] > session_min:
+            homework.append(row["chapter"])
+            continue
+        clock = _add(rows, row["chapter"], clock, row["block min"])
+        if not rested and clock >= session_min / 2:
+            clock = _add(rows, "break", clock, BREAK_MIN)
+            rested = True
+    if homework:
+        rows.append({"start": _hm(clock), "end": "",
+                     "block": "homework: " + ", ".join(homework)})
+    return pd.DataFrame(rows)
+
+
+def _add(rows: list[dict[str, str]], block: str, clock: float,
+         minutes: float) -> float:
+    end = clock + minutes
+    rows.append({"start": _hm(clock), "end": _hm(end), "block": block})
+    return end
+
+
+def _hm(minutes: float) -> str:
+    whole = round(minutes)
+    return f"{whole // 60}:{whole % 60:02d}"

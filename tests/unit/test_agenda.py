@@ -1,0 +1,62 @@
+"""The workshop agenda is timed from the chapters' own words and runs."""
+
+import nbformat
+import pandas as pd
+import pytest
+
+from helpers.grading.exercises import Exercise
+from helpers.workbook.ch08_workshop import agenda
+
+
+def _notebook(words, seconds):
+    markdown = nbformat.v4.new_markdown_cell(
+        "# Title\n\n:::{admonition} Box\n:class: tip\n" + "word " * words
+        + "\n:::\n\n```python\nnot counted at all\n```\n{glue:text}`x`")
+    code = nbformat.v4.new_code_cell("1 + 1")
+    code.metadata["execution"] = {
+        "iopub.execute_input": "2026-11-25T10:00:00.000000Z",
+        "shell.execute_reply": f"2026-11-25T10:00:{seconds:02d}.500000Z"}
+    return nbformat.v4.new_notebook(cells=[markdown, code])
+
+
+def test_words_leave_out_markup_and_code():
+    # "Title", the words, and the glued name "x"
+    assert agenda.reading_words(_notebook(100, 3)) == 102
+
+
+def test_run_seconds_come_from_the_cell_timestamps():
+    assert agenda.run_seconds(_notebook(1, 3)) == pytest.approx(3.5)
+    unexecuted = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("1")])
+    assert agenda.run_seconds(unexecuted) is None
+
+
+def _exercise(chapter, level):
+    return Exercise(title=f"{chapter} {level}", chapter=chapter,
+                    answer="f", level=level, criteria=[])
+
+
+def test_chapter_times_add_reading_running_and_exercises(tmp_path):
+    nbformat.write(_notebook(238 * 2, 30), tmp_path / "01_a.ipynb")
+    times = agenda.chapter_times(
+        tmp_path, (_exercise("01_a", "core"), _exercise("01_a", "stretch")),
+        check_seconds={"01_a": 60})
+    row = times.iloc[0]
+    assert row["words"] == 2 * 238 + 2  # with "Title" and "x"
+    assert row["exercise min"] == pytest.approx(10 + 0 + 1)
+    assert row["block min"] == pytest.approx(
+        row["read min"] + 30.5 / 60 + 11)
+    with pytest.raises(FileNotFoundError, match="02_b.ipynb"):
+        agenda.chapter_times(tmp_path, (_exercise("02_b", "core"),))
+
+
+def test_agenda_fits_the_session_and_sends_the_rest_home():
+    times = pd.DataFrame({"chapter": ["a", "b", "c", "d"],
+                          "block min": [50.0, 50.0, 100.0, 20.0]})
+    plan = agenda.agenda(times, session_min=180)
+    assert plan["block"].tolist() == ["setup on Colab", "a", "b", "break",
+                                      "d", "homework: c"]
+    assert plan.iloc[3][["start", "end"]].tolist() == ["1:50", "2:00"]
+    assert plan.iloc[4]["end"] == "2:20"
+    with pytest.raises(ValueError, match="no time"):
+        agenda.agenda(times, session_min=5)
