@@ -134,6 +134,21 @@ for (const cell of document.querySelectorAll(
     }
   }
 }
+// A table of more than about six columns does not fit the text width.
+for (const table of document.querySelectorAll('div.cell_output table')) {
+  if (!shown(table)) continue;
+  const widest = Math.max(0, ...[...table.rows].map(r => r.cells.length));
+  if (widest > 7) {
+    found.push(['table wider than seven columns', `${widest} columns: `
+      + table.innerText.trim().slice(0, 60)]);
+  }
+}
+// A figure without alt text says nothing to a screen reader.
+for (const img of document.querySelectorAll('div.cell_output img')) {
+  if (!(img.getAttribute('alt') || '').trim()) {
+    found.push(['figure without alt text', img.getAttribute('src') || '']);
+  }
+}
 for (const img of document.images) {
   if (!img.complete || img.naturalWidth === 0) {
     found.push(['image not loaded', img.getAttribute('src') || '(no src)']);

@@ -19,10 +19,17 @@ PAGE = """<!doctype html><html><body style="margin:0">
 <div class="cell_output">{output}</div>
 </article></main></body></html>"""
 
+# A one-pixel PNG, so an image loads without a file beside the page.
+PIXEL = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAf"
+         "FcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
 FAULTS = {
     "wide": ("<pre style='white-space:pre;overflow:auto'>" + "x" * 400
              + "</pre>", "output wider than the column"),
-    "image": ("<img src='missing.png'>", "image not loaded"),
+    "image": ("<img src='missing.png' alt='a plot'>", "image not loaded"),
+    "no_alt": (f"<img src='{PIXEL}'>", "figure without alt text"),
+    "many_columns": ("<table><tr>" + "<td>1</td>" * 8 + "</tr></table>",
+                     "table wider than seven columns"),
     "broken_word": ("<table><tr><td style='width:30px;overflow-wrap:"
                     "anywhere'>memoryboundkernel</td></tr></table>",
                     "word broken inside a table cell"),
@@ -58,7 +65,8 @@ def test_the_checker_passes_a_clean_page_and_a_closed_solution(tmp_path):
     book = _book(tmp_path, {
         "clean": "<pre>short line</pre><table><tr><td>1.0</td></tr></table>",
         "scrolled": "<table style='display:block;overflow-x:auto'><tr>"
-                    + "<td>column</td>" * 80 + "</tr></table>",
+                    + "<td>a long column heading</td>" * 7 + "</tr></table>",
+        "figure": f"<img src='{PIXEL}' alt='a roofline'>",
         "closed": "<details><summary>Solution of Exercise 1.1</summary>"
                   "<pre>def solution(): ...</pre></details>",
         "explained": "<p>Without a recording the cell says “no recording "

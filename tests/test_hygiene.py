@@ -78,6 +78,46 @@ def test_chapter_opening(path):
     assert "machine.summary()" in code[1].source, "provenance cell missing"
 
 
+TEACHING = [p for p in CHAPTERS if "01" <= p.stem[:2] <= "07"]
+
+
+@pytest.mark.parametrize("path", TEACHING, ids=lambda p: p.stem)
+def test_a_chapter_opens_and_closes_with_one_boxed_takeaway(path):
+    """The reader meets the chapter's lesson in a box under the title and
+    again in a box at the very end, and nowhere else in a box."""
+    markdown = [c.source for c in nbformat.read(path, as_version=4).cells
+                if c.cell_type == "markdown"]
+    opening = ":::{admonition} The chapter in one sentence"
+    closing = ":::{admonition} Takeaway"
+    text = "\n".join(markdown)
+    assert text.count(opening) == 1 and opening in markdown[0]
+    assert text.count(closing) == 1
+    assert markdown[-1].rstrip().endswith(":::") and closing in markdown[-1]
+    sentence = markdown[0].split(opening)[1].split(":::")[0]
+    assert sentence.strip(), "the opening box is empty"
+
+
+@pytest.mark.parametrize("path", TEACHING, ids=lambda p: p.stem)
+def test_prose_reads_as_a_book_not_a_log(path):
+    """No session history in the text a reader sees: what a visit did, what
+    the next one will, which recording came first."""
+    notebook = nbformat.read(path, as_version=4)
+    log_words = re.compile(r"first (GPU )?visit|first recording|next "
+                           r"(GPU )?(visit|recording)|this session|"
+                           r"Newer runs", re.IGNORECASE)
+    for cell in notebook.cells:
+        texts = [cell.source] if cell.cell_type == "markdown" else [
+            str(output.get("data", {}).get("text/markdown", ""))
+            + str(output.get("text", ""))
+            for output in cell.get("outputs", [])]
+        for text in texts:
+            found = log_words.search(text)
+            if found:
+                start = max(0, found.start() - 60)
+                end = found.end() + 60
+                pytest.fail(f"log-like prose: ...{text[start:end]}")
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_visible_code_cells_are_short(path):
     """A reader sees teaching code in cells of at most 15 lines; setup and
