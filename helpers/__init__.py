@@ -12,7 +12,7 @@ One folder per job; import the modules a cell needs, e.g.
   the prose (`prose`), worked estimates (`arithmetic`), tables
   (`tables`), figures (`plots`, `diagrams`), widgets (`widgets`).
 - `xla`: what XLA compiles, read back: the HLO (`hlo`), compiling for an
-  H100 without one (`crosscompile`), dumps (`xla_dump`), flags
+  H100 without one (`crosscompile`, `gpu_export`), dumps (`xla_dump`), flags
   (`xla_flags`, `flag_registry`), and a fresh process to set them in
   (`fresh_process`).
 - `profiler`: a `jax.profiler` trace as DataFrames (`trace`), and XProf's
@@ -22,6 +22,8 @@ One folder per job; import the modules a cell needs, e.g.
 - `pallas`: `fused_scan`, a whole `lax.scan` as one Pallas kernel, with
   its `triton` and `mosaic` backends.
 - `grading`: auto-checked exercises, their criteria and reports.
+- `examine`: a reader's own function checked for the field guide's slow
+  patterns (`examine(fn, *args)`), with the evidence and the fix.
 - `workbook`: one folder per chapter (``ch03_launches``...), with the
   programs the chapter measures, what a GPU visit records (``on_gpu``),
   the sentences computed from the reference GPU's data (``verdicts``) and

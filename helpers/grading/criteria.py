@@ -32,7 +32,7 @@ import numpy as np
 from helpers.grading.answer_forms import WrongAnswer, as_mapping, leaves
 from helpers.grading.report import Outcome, learner_error, not_graded
 from helpers.measuring import bench, machine
-from helpers.xla import crosscompile, hlo
+from helpers.xla import crosscompile, gpu_export, hlo
 
 Criterion = Callable[[Callable[..., Any]], Outcome]
 
@@ -170,7 +170,7 @@ def hlo_fact(description: str, predicate: Callable[[str], bool | str],
             return not_graded(description, "XLA:GPU's compiler, which "
                               "this machine lacks: "
                               + str(crosscompile.why_unavailable()))
-        compiled_text = (crosscompile.compiled_text if for_h100
+        compiled_text = (gpu_export.compiled_text if for_h100
                          else hlo.compiled_text)
         try:
             text = compiled_text(fn, *get_args())

@@ -3,6 +3,8 @@
 - `hlo`: the compiled module as a typed model (fusions, kernels, while
   loops, collectives, aliasing).
 - `crosscompile`: XLA:GPU compiling for an H100 on a machine without one.
+- `gpu_export`: the same for any function (a notebook's, a reader's),
+  exported with `jax.export` and compiled in the child.
 - `xla_dump`: the files ``xla_dump_to`` writes (the thunk sequence, which
   loop bodies become CUDA graphs).
 - `xla_flags`: ``XLA_FLAGS`` checked against the flags this jaxlib knows.

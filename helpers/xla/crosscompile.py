@@ -29,7 +29,6 @@ programs there and return what XLA:GPU made of them.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import glob
@@ -160,7 +159,8 @@ def label(spec: dict[str, Any] = H100_SXM) -> str:
 def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:
     """Call ``fn(*args)`` in a child process that compiles for H100s, and
     return its JSON result. ``fn`` is defined at the top level of a module
-    of this project (use `compiled_text` for any other function). Where
+    of this project (use `gpu_export.compiled_text` for any other
+    function). Where
     ``BOOK_CROSSCOMPILE_CACHE`` names a folder, a result is kept there and
     the same call again returns it without a child (`_kept_result`).
 
@@ -235,10 +235,10 @@ def run_or_explain(fn: Callable[..., Any], *args: Any,
 
 
 def attempt(action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``action(*args, **kwargs)`` (`run`, `compiled_text`), or None after
-    printing one sentence on why it failed: the plugin is missing, or
-    XLA:GPU raised in the child (its full output is in the exception,
-    which the sentence summarises)."""
+    """``action(*args, **kwargs)`` (`run`, `gpu_export.compiled_text`), or
+    None after printing one sentence on why it failed: the plugin is
+    missing, or XLA:GPU raised in the child (its full output is in the
+    exception, which the sentence summarises)."""
     from helpers.xla import fresh_process
     try:
         return action(*args, **kwargs)
@@ -248,27 +248,6 @@ def attempt(action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     except RuntimeError as err:
         print(f"Not compiled for an H100 here: {err}.")
     return None
-
-
-def compiled_text(fn: Callable[..., Any], *args: Any,
-                  compiler_options: dict[str, Any] | None = None) -> str:
-    """The optimised HLO that XLA:GPU compiles ``fn(*args)`` to for one
-    H100, from any machine: a function defined anywhere (a notebook cell,
-    an exercise answer), not only one a child can import.
-
-    ``fn`` is exported for CUDA here (`jax.export`, which lowers for a
-    platform this machine lacks), serialised, and compiled in the child.
-    ``args`` are arrays or ``jax.ShapeDtypeStruct``s; only their shapes
-    and dtypes matter, so sizes no CPU could hold are fine.
-    """
-    import jax
-    from jax import export
-    specs = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
-                         args)
-    exported = export.export(jax.jit(fn), platforms=["cuda"])(*specs)
-    blob = base64.b64encode(exported.serialize()).decode("ascii")
-    return run(_compile_exported, blob,
-               compiler_options or {})
 
 
 # --- in the child: compile-only H100 devices ------------------------------
@@ -374,18 +353,3 @@ def options_on_gpu() -> dict[str, Any]:
     compile_for_gpu(lambda v: jnp.tanh(v @ v), jnp.ones((256, 256)),
                     compiler_options={"xla_dump_to": folder})
     return xla_dump.options_used(xla_dump.Dump(Path(folder), None))
-
-
-def _compile_exported(blob: str, compiler_options: dict[str, Any]) -> str:
-    """The child's half of `compiled_text`."""
-    import jax
-    from jax import export
-    exported = export.deserialize(bytearray(base64.b64decode(blob)))
-    if any(a.dtype.itemsize == 8 for a in exported.in_avals):
-        jax.config.update("jax_enable_x64", True)  # this process only
-    specs = jax.tree.unflatten(exported.in_tree, [
-        jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exported.in_avals])
-    args, kwargs = specs
-    return compile_for_gpu(functools.partial(exported.call, **kwargs),
-                           *args, compiler_options=compiler_options
-                           ).as_text()

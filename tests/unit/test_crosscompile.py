@@ -7,7 +7,7 @@ import os
 import pytest
 
 from helpers.workbook.ch02_fusion import reductions
-from helpers.xla import crosscompile, fresh_process
+from helpers.xla import crosscompile, fresh_process, gpu_export
 
 needs_plugin = pytest.mark.skipif(not crosscompile.available(),
                                   reason=str(crosscompile.why_unavailable()))
@@ -90,7 +90,7 @@ def test_any_function_compiles_for_the_h100_through_export():
     # a lambda no child could import, at a size no CPU would allocate
     a = jax.ShapeDtypeStruct((1000, 1000, 3, 25), jnp.float32)
     b = jax.ShapeDtypeStruct((1000, 1000, 25, 1), jnp.float32)
-    text = crosscompile.compiled_text(lambda a, b: a @ b, a, b)
+    text = gpu_export.compiled_text(lambda a, b: a @ b, a, b)
     assert [(f.kind, f.root_op) for f in hlo.fusions(text)] == [
         ("kLoop", "reduce")]
 

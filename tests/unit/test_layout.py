@@ -47,7 +47,7 @@ def test_private_uses_are_found(tmp_path, monkeypatch):
 def test_every_part_the_package_docstring_maps_exists():
     parts = {info.name for info in pkgutil.iter_modules(helpers.__path__)}
     assert parts == {"measuring", "page", "xla", "profiler", "multi_device",
-                     "pallas", "grading", "workbook"}
+                     "pallas", "grading", "examine", "workbook"}
     for part in parts:
         assert f"- `{part}`" in helpers.__doc__
         assert importlib.import_module(f"helpers.{part}").__doc__
