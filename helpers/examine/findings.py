@@ -1,0 +1,209 @@
+"""What `examine` reports: each slow pattern it knows, and each finding
+with its evidence, how sure it is, the fix and where to read more.
+
+A `Report` shows as a table in a notebook (HTML, with links to the field
+guide's sections) and as plain text in a terminal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import textwrap
+from typing import Literal
+
+import pandas as pd
+
+Confidence = Literal["certain", "likely", "possible"]
+GUIDE = "10_field_guide.html"  # the field guide's page, beside the others
+
+
+@dataclasses.dataclass(frozen=True)
+class Pattern:
+    """A slow pattern: its name, what goes wrong, the usual fix, and the
+    field guide's section about it (its anchor)."""
+
+    title: str
+    why: str
+    fix: str
+    anchor: str
+    slow: bool = True  # False: a fact worth knowing, reported as a note
+
+    @property
+    def link(self) -> str:
+        return f"{GUIDE}#{self.anchor}"
+
+
+PATTERNS: dict[str, Pattern] = {
+    "host-round-trip": Pattern(
+        "loop that asks the host every step",
+        "a while loop whose trip count XLA cannot prove: on a GPU the host "
+        "reads its condition back after every iteration",
+        "give the loop a static trip count: lax.scan, or fori_loop with "
+        "Python-int bounds", "guide-host-round-trip"),
+    "launches-per-step": Pattern(
+        "loop body launched kernel by kernel",
+        "each iteration launches its kernels one by one; below XLA:GPU's "
+        "minimum CUDA-graph size they are not replayed as a graph",
+        "fuse the body (fewer, larger operations), unroll the scan, or write "
+        "the loop as one kernel (chapter 3)", "guide-launches-per-step"),
+    "kloop-reduction": Pattern(
+        "reduction emitted one thread per row",
+        "XLA:GPU fuses a reduction over short rows as kLoop: each thread "
+        "walks its own row, and a warp's loads land far apart",
+        "pad the reduced axis to 32, or change the layout so rows are "
+        "contiguous and long (chapter 2)", "guide-kloop-reduction"),
+    "tiny-dot": Pattern(
+        "matrix product with a tiny dimension",
+        "a batched dot whose output or contracted dimension is a few "
+        "elements: no matrix unit helps, and XLA may rewrite it as a "
+        "multiply and a reduction",
+        "write it as an elementwise product and a sum over a long axis, or "
+        "batch it so the small sizes become large (chapter 2)",
+        "guide-tiny-dot"),
+    "tf32-default": Pattern(
+        "float32 matrix product at the default precision",
+        "on GPUs with tensor cores (A100, H100) JAX's default runs float32 "
+        "products as TF32: 10 bits of mantissa in the inputs",
+        "precision='highest' (or jax.default_matmul_precision) where full "
+        "float32 matters; bfloat16 inputs where speed does (chapter 5)",
+        "guide-tf32-default", slow=False),
+    "float64": Pattern(
+        "float64 arithmetic",
+        "float64 moves twice the bytes of float32 and has no tensor-core "
+        "fast path; GPUs outside the data centre run it at a fraction of "
+        "their float32 rate", "use float32 unless the algorithm needs the "
+        "precision; enable x64 only where it does", "guide-float64"),
+    "scatter-contention": Pattern(
+        "scatter that may collide",
+        "a scatter-add whose indices are neither sorted nor unique: "
+        "repeated indices serialise on atomic updates",
+        "sort the indices and say so (indices_are_sorted=True), or use a "
+        "one-hot matrix product for few segments", "guide-scatter"),
+    "sort-64-bit": Pattern(
+        "sort on 64-bit keys",
+        "sorting 64-bit keys moves and compares twice the bits of 32-bit "
+        "ones", "sort 32-bit keys where their range allows",
+        "guide-sort-64-bit"),
+    "random-in-loop": Pattern(
+        "random keys split inside a loop",
+        "the random number generator runs inside every iteration, adding "
+        "its kernels to each step", "draw every step's numbers before the "
+        "loop and scan over them (chapter 3)", "guide-random-in-loop"),
+    "host-callback": Pattern(
+        "host callback",
+        "the device stops and waits while Python runs on the host",
+        "keep callbacks out of hot code; jax.debug.print only while "
+        "debugging", "guide-host-callback"),
+    "collective-in-loop": Pattern(
+        "collective inside a loop",
+        "every iteration pays a collective's latency",
+        "accumulate locally and communicate once after the loop, or overlap "
+        "the collective with compute (chapter 7)", "guide-collective-in-loop"),
+    "large-temporaries": Pattern(
+        "large temporaries",
+        "the compiled program needs much more scratch memory than its "
+        "inputs and outputs", "jax.checkpoint (remat) the large "
+        "intermediates, or process the batch in chunks (chapter 5)",
+        "guide-large-temporaries"),
+    "no-donation": Pattern(
+        "output that could reuse its input's memory",
+        "the function returns arrays shaped like its inputs without "
+        "donating them, so both live at once",
+        "jax.jit(..., donate_argnums=...) for arguments the caller no longer "
+        "needs (chapter 5)", "guide-no-donation"),
+    "retracing": Pattern(
+        "retracing across calls",
+        "a change of shape, dtype, weak type or static value between calls "
+        "traces and compiles the function again",
+        "keep shapes and dtypes stable (pad to buckets), pass arrays rather "
+        "than Python scalars, make static arguments hashable and few "
+        "(chapter 5)", "guide-retracing"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One pattern found in one place, with the evidence that shows it."""
+
+    pattern: str
+    evidence: str
+    confidence: Confidence
+    where: str = ""
+
+    def __post_init__(self) -> None:
+        if self.pattern not in PATTERNS:
+            raise ValueError(f"unknown pattern {self.pattern!r}; known: "
+                             f"{sorted(PATTERNS)}")
+
+    @property
+    def about(self) -> Pattern:
+        return PATTERNS[self.pattern]
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """Everything `examine` found in one function, and what it could not
+    check here (``skipped``: check, and why)."""
+
+    function: str
+    findings: tuple[Finding, ...]
+    notes: tuple[Finding, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def patterns(self) -> list[str]:
+        """The slow patterns found, in order, each once."""
+        return list(dict.fromkeys(f.pattern for f in self.findings))
+
+    def table(self) -> pd.DataFrame:
+        """One row per finding, then per note: pattern, evidence,
+        confidence ('note' for a note), fix, read."""
+        return pd.DataFrame([{
+            "pattern": f.about.title, "evidence": f.evidence,
+            "confidence": f.confidence if f in self.findings else "note",
+            "fix": f.about.fix, "read": f.about.link}
+            for f in (*self.findings, *self.notes)],
+            columns=["pattern", "evidence", "confidence", "fix", "read"])
+
+    def __str__(self) -> str:
+        lines = [f"examine({self.function}): "
+                 f"{len(self.findings) or 'no'} finding"
+                 f"{'' if len(self.findings) == 1 else 's'}"]
+        for number, f in enumerate(self.findings, 1):
+            lines.append(f"\n{number}. {f.about.title} [{f.confidence}]")
+            for label, text in (("evidence", f.evidence),
+                                ("why", f.about.why), ("fix", f.about.fix),
+                                ("read", f.about.link)):
+                lines.append(textwrap.fill(
+                    text, 78, initial_indent=f"   {label}: ",
+                    subsequent_indent=" " * (5 + len(label))))
+        for f in self.notes:
+            lines.append(textwrap.fill(
+                f"note: {f.about.title}: {f.evidence}. {f.about.why}; "
+                f"{f.about.fix} ({f.about.link})", 78,
+                initial_indent="\n", subsequent_indent="   "))
+        for check, why in self.skipped:
+            lines.append(f"\nnot checked: {check} ({why})")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        head = (f"<p><b>examine({html.escape(self.function)})</b>: "
+                f"{len(self.findings) or 'no'} finding(s)"
+                f"{f', {len(self.notes)} note(s)' if self.notes else ''}"
+                "</p>")
+        rows = "".join(_html_row(f, f.confidence) for f in self.findings)
+        rows += "".join(_html_row(f, "note") for f in self.notes)
+        table = ("<table><tr><th>pattern</th><th>evidence</th>"
+                 "<th>confidence</th><th>fix</th><th>read</th></tr>"
+                 f"{rows}</table>") if rows else ""
+        skipped = "".join(f"<p>not checked: {html.escape(c)} "
+                          f"({html.escape(w)})</p>" for c, w in self.skipped)
+        return head + table + skipped
+
+
+def _html_row(finding: Finding, confidence: str) -> str:
+    cells = (finding.about.title, finding.evidence, confidence,
+             finding.about.fix)
+    return ("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+            + f"<td><a href='{finding.about.link}'>read</a></td></tr>")
