@@ -14,6 +14,7 @@ from collections import Counter
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.unsrt import Style as UnsrtStyle
 from pybtex.style.labels import BaseLabelStyle
+from pybtex.style.sorting import BaseSortingStyle
 
 
 def _surnames(entry):
@@ -53,15 +54,28 @@ class AuthorYearLabelStyle(BaseLabelStyle):
                 seen[label] += 1
 
 
+class AuthorYearSortingStyle(BaseSortingStyle):
+    """Sorted as the labels read: surname (an institution's braces
+    ignored, so ``The JAX authors`` sorts under T beside the people), year,
+    title."""
+
+    def sorting_key(self, entry):
+        return (" ".join(_surnames(entry) or [entry.key]).lower(),
+                entry.fields.get("year", ""),
+                entry.fields.get("title", "").lower())
+
+
 class BookStyle(UnsrtStyle):
-    """pybtex's unsrt formatting, sorted by author and year, labelled by
-    `AuthorYearLabelStyle`."""
+    """pybtex's unsrt formatting, sorted and labelled by author and year
+    (`AuthorYearSortingStyle`, `AuthorYearLabelStyle`)."""
 
     default_label_style = "author_year"
-    default_sorting_style = "author_year_title"
+    default_sorting_style = "author_year_plain"
 
 
 register_plugin("pybtex.style.labels", "author_year", AuthorYearLabelStyle)
+register_plugin("pybtex.style.sorting", "author_year_plain",
+                AuthorYearSortingStyle)
 register_plugin("pybtex.style.formatting", "book", BookStyle)
 
 

@@ -45,8 +45,11 @@ class Equation:
         return str(self.eqn.primitive.name)
 
     def __str__(self) -> str:
-        text = " ".join(str(self.eqn).split())
-        return text if len(text) <= 100 else text[:97] + "..."
+        """The primitive and its operands' types, e.g.
+        ``scatter-add(f32[64], i32[1000,1], f32[1000])``."""
+        operands = ", ".join(str(v.aval).split("{")[0]
+                             for v in self.eqn.invars)
+        return f"{self.name}({operands})"
 
 
 def equations(jaxpr: Any, in_loop: bool = False) -> Iterator[Equation]:
@@ -112,9 +115,8 @@ def find_scatter(eqs: list[Equation]) -> list[Finding]:
         if e.name.startswith("scatter") and e.name != "scatter" and not (
                 e.eqn.params.get("indices_are_sorted")
                 or e.eqn.params.get("unique_indices")):
-            found.append(Finding("scatter-contention", f"`{e.name}` with "
-                                 "unsorted, non-unique indices: "
-                                 f"`{e}`", "possible"))
+            found.append(Finding("scatter-contention", f"`{e}`, its indices "
+                                 "neither sorted nor unique", "possible"))
     return found
 
 
@@ -159,11 +161,11 @@ def find_in_loops(eqs: list[Equation]) -> list[Finding]:
     found = []
     for e in eqs:
         if e.in_loop and e.name in RANDOM:
-            found.append(Finding("random-in-loop", f"`{e.name}` inside a "
-                                 f"loop body: `{e}`", "certain"))
+            found.append(Finding("random-in-loop", f"`{e}` inside a "
+                                 "loop body", "certain"))
         if e.in_loop and e.name in COLLECTIVES:
-            found.append(Finding("collective-in-loop", f"`{e.name}` inside "
-                                 f"a loop body: `{e}`", "certain"))
+            found.append(Finding("collective-in-loop", f"`{e}` inside a "
+                                 "loop body", "certain"))
         if e.name in CALLBACKS:
             where = "inside a loop body" if e.in_loop else "in the program"
             found.append(Finding("host-callback", f"`{e.name}` {where}",

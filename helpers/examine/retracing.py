@@ -44,7 +44,10 @@ def find_retracing(fn: Callable[..., Any], calls: Sequence[tuple[Any, ...]]
     if not all(isinstance(call, tuple) for call in calls):
         raise TypeError("calls must be a list of argument tuples, e.g. "
                         "[(x,), (y,)]: one tuple per call.")
-    jitted = fn if hasattr(fn, "_cache_size") else jax.jit(fn)
+    # a new wrapper of a plain function: jit shares one cache among all
+    # wrappers of the same function, which earlier calls may have filled
+    jitted = fn if hasattr(fn, "_cache_size") else jax.jit(lambda *a: fn(*a))
+    start = jitted._cache_size()
     sizes, previous = [], None
     changes = []
     for number, args in enumerate(calls):
@@ -53,7 +56,7 @@ def find_retracing(fn: Callable[..., Any], calls: Sequence[tuple[Any, ...]]
         if previous is not None and sizes[-1] > sizes[-2]:
             changes.append(f"call {number + 1}: " + _changed(previous, args))
         previous = args
-    compiles = len(set(sizes)) if sizes else 0
+    compiles = sizes[-1] - start if sizes else 0
     if len(calls) < 2 or len(changes) == 0:
         return []
     return [Finding("retracing", f"{compiles} compilations in {len(calls)} "

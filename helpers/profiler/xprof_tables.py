@@ -68,6 +68,8 @@ KEY_COLUMNS = {  # six at most, so a table fits the page's width
                        "operational_intensity_FLOP_Byte", "bound_by",
                        "roofline_efficiency"),
 }
+NAME_COLUMNS = {"kernel_name", "operation", "hlo_op_name"}
+NAME_CHARS = 40
 # Planes `trim` keeps: the devices, and the HLO modules XProf needs to
 # name ops (the host threads are the bulk of a profile and are dropped).
 # The compile option that turns XLA:GPU's command buffers (CUDA graphs)
@@ -178,7 +180,8 @@ def table(profile_dir: str | Path, tool: str) -> pd.DataFrame:
 
 def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:
     """The columns of ``tool``'s table that a page shows (`KEY_COLUMNS`),
-    those this XProf wrote, in that order.
+    those this XProf wrote, in that order, with names (a cuBLAS kernel's
+    run past 100 characters) cut to `NAME_CHARS` so the table fits a page.
 
     Raises:
         ValueError: ``tool`` has no key columns, or the frame has none of
@@ -191,7 +194,14 @@ def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:
     if not kept:
         raise ValueError(f"this table has none of {tool}'s columns "
                          f"{KEY_COLUMNS[tool]}: is it another tool's?")
-    return frame[kept]
+    shown = frame[kept].copy()
+    for column in NAME_COLUMNS & set(kept):
+        shown[column] = shown[column].astype(str).map(_cut)
+    return shown
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 1] + "…"
 
 
 def kernel_totals(profile_dir: str | Path) -> dict[str, float]:

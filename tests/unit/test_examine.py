@@ -258,3 +258,44 @@ def x64():
     jax.config.update("jax_enable_x64", True)
     yield
     jax.config.update("jax_enable_x64", False)
+
+
+# --- the field guide's cases ---------------------------------------------
+
+@needs_gpu_compiler
+@pytest.mark.parametrize("name", list(__import__(
+    "helpers.workbook.ch10_field_guide.cases", fromlist=["CASES"]).CASES))
+def test_each_field_guide_case_shows_its_pattern_and_its_fix_does_not(name):
+    from helpers.workbook.ch10_field_guide import cases, guide
+
+    case = cases.CASES[name]
+    slow, fixed = guide.reports(case)
+    assert slow.patterns == [case.pattern]
+    assert fixed.patterns == list(case.still_found)
+
+
+def test_the_field_guide_verdict_reads_its_numbers():
+    from helpers.workbook.ch10_field_guide import guide
+
+    same = {"measure": "median time", "unit": "ms", "slow": 1.0,
+            "fixed": 0.95}
+    assert "the same before and after" in guide.verdict(same, "cpu")
+    faster = dict(same, slow=4.0, fixed=1.0)
+    assert "cuts the median time 4 times" in guide.verdict(faster, "cpu")
+    slower = dict(same, slow=1.0, fixed=3.0)
+    assert "costs more" in guide.verdict(slower, "cpu")
+
+
+def test_the_workshop_box_examines_pasted_code():
+    from helpers.examine import widget
+
+    report = widget.run_code(widget.SAMPLE, gpu=False)
+    assert report.patterns == ["host-round-trip"]
+    with pytest.raises(ExamineError, match="as `function`"):
+        widget.run_code("args = (1,)", gpu=False)
+    with pytest.raises(ExamineError, match="tuple `args`"):
+        widget.run_code("def function(x): return x\nargs = 1", gpu=False)
+    with pytest.raises(ExamineError, match="raised NameError"):
+        widget.run_code("def function(x): return x\nargs = (y,)", gpu=False)
+    box = widget.examine_box()
+    assert "examine(function)" in box._repr_mimebundle_()["text/html"]

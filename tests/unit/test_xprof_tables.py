@@ -275,3 +275,14 @@ def test_chapter_3_counts_kept_profiles_here_and_falls_back(
     shutil.rmtree(tmp_path / "nvidia-h100-80gb-hbm3")
     assert on_gpu.xprof_launches_of_recording(result)[
         "while, traced bound"] is None
+
+
+def test_key_columns_cut_long_names_to_fit_a_page():
+    import pandas as pd
+
+    long = "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_cublas"
+    frame = pd.DataFrame({"kernel_name": [long, "short"],
+                          "total_duration_us": [1.0, 2.0]})
+    shown = xt.key_columns(frame, "kernel_stats")
+    assert shown["kernel_name"].tolist() == [long[:39] + "…", "short"]
+    assert frame["kernel_name"][0] == long  # the caller's table untouched

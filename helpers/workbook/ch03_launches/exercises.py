@@ -33,7 +33,7 @@ from helpers.workbook.ch03_launches.variants import (
 )
 from helpers.xla import hlo
 
-# --- Exercise 3.1: fewer launches per step -----------------------------------
+# --- Exercise 3.1: the noise drawn before the loop ---------------------------
 
 EXERCISE_STEPS = 200
 
@@ -143,7 +143,7 @@ def _no_noise_in_loops(closed: Any) -> bool | str:
 
 
 fewer_launches = Exercise(
-    "Exercise 3.1: fewer launches per step",
+    "Exercise 3.1: the noise drawn before the loop",
     [matches_reference(starter, lambda: [_exercise_inputs(s) for s in (0, 1)],
                        rtol=1e-4, atol=1e-5,
                        hint="Draw exactly the same numbers: step i's noise "

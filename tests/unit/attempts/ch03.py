@@ -12,7 +12,7 @@ from helpers.workbook.ch03_launches import exercises as launches_exercises
 from helpers.workbook.ch03_launches import variants
 
 
-# --- 3.1 fewer launches per step -------------------------------------------
+# --- 3.1 the noise drawn before the loop ------------------------------------
 
 def fast_unrolled(weights, key):
     # two steps per pass, each still drawing its noise: the same launches

@@ -1,0 +1,186 @@
+"""What the field guide shows of each case: the checker's findings in the
+slow and the fixed version, and a before/after measured here.
+
+`before_after` measures what the case is about on this machine: run time
+by `helpers.measuring.bench` (the wall clock, blocked, median of repeats),
+the temporaries and the peak of live buffers from XLA's memory analysis,
+or compilations over the case's sequence of calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import jax
+import pandas as pd
+
+from helpers.examine import Report, examine
+from helpers.measuring import bench
+from helpers.workbook.ch10_field_guide.cases import CASES, Case
+
+
+@contextlib.contextmanager
+def types_for(case: Case) -> Iterator[None]:
+    """64-bit types on for a case that needs them, and off again after."""
+    if case.x64:
+        with jax.enable_x64(True):
+            yield
+    else:
+        yield
+
+
+def reports(case: Case, gpu: bool = True) -> tuple[Report, Report]:
+    """`examine` of the slow and of the fixed version."""
+    with types_for(case):
+        args = case.arguments()
+        if case.calls is None:
+            return (examine(case.slow, *args, gpu=gpu),
+                    examine(case.fixed, *args, gpu=gpu))
+        slow_calls, fixed_calls = (make() for make in case.calls)
+        return (examine(case.slow, *args, calls=slow_calls, gpu=gpu),
+                examine(case.fixed, *args, calls=fixed_calls, gpu=gpu))
+
+
+def before_after(case: Case, repeat: int = 20) -> dict[str, Any]:
+    """The case's measure, slow and fixed, here: ``{'measure', 'unit',
+    'slow', 'fixed'}``."""
+    with types_for(case):
+        if case.measure == "compiles":
+            assert case.calls is not None
+            return {"measure": "compilations", "unit": "",
+                    "slow": _compilations(case.slow, case.calls[0]()),
+                    "fixed": _compilations(case.fixed, case.calls[1]())}
+        args = case.arguments()
+        if case.measure == "memory":
+            return {"measure": "temporaries + outputs", "unit": "MiB",
+                    "slow": _memory_mib(case.slow, args),
+                    "fixed": _memory_mib(case.fixed, args)}
+        return {"measure": "median time", "unit": "ms",
+                "slow": _median_ms(case.slow, args, repeat),
+                "fixed": _median_ms(case.fixed, args, repeat)}
+
+
+def _median_ms(fn: Any, args: tuple[Any, ...], repeat: int) -> float:
+    jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
+    return bench.benchmark(jitted, *args, repeat=repeat).median * 1e3
+
+
+def _memory_mib(fn: Any, args: tuple[Any, ...]) -> float:
+    """Temporaries plus outputs not written into a donated input."""
+    jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
+    analysis = jitted.lower(*args).compile().memory_analysis()
+    if analysis is None:
+        raise RuntimeError("XLA gave no memory analysis for this backend.")
+    extra = (analysis.temp_size_in_bytes + analysis.output_size_in_bytes
+             - analysis.alias_size_in_bytes)
+    return extra / 2**20
+
+
+def _compilations(fn: Any, calls: list[tuple[Any, ...]]) -> int:
+    jitted: Any = jax.jit(lambda *a: fn(*a))  # a cache of its own
+    for args in calls:
+        jax.block_until_ready(jitted(*args))
+    return int(jitted._cache_size())
+
+
+def summary(gpu: bool = True) -> list[dict[str, Any]]:
+    """One row per case: the pattern, whether the checker finds it in the
+    slow version and anything slow in the fixed one."""
+    rows = []
+    for name, case in CASES.items():
+        slow, fixed = reports(case, gpu)
+        rows.append({"pattern": name,
+                     "found in the slow version": name in slow.patterns,
+                     "found in the fixed version": ", ".join(fixed.patterns)
+                     or "nothing"})
+    return rows
+
+
+def show(case: Case, gpu: bool = True) -> dict[str, Any]:
+    """Display a case as its section shows it: the two versions' code,
+    what `examine` finds in each, and the before/after measured here.
+    Returns the before/after, for the prose."""
+    from IPython.display import display
+
+    from helpers.measuring import machine
+    from helpers.page import tables
+
+    display(tables.show_code(case.slow, case.fixed))
+    slow, fixed = reports(case, gpu)
+    display(slow)
+    display(fixed)
+    measured = before_after(case)
+    display(tables.tidy(pd.DataFrame([{
+        "measure": measured["measure"], "unit": measured["unit"],
+        "slow": measured["slow"], "fixed": measured["fixed"],
+        "here": machine.describe()["device"]}])))
+    return measured
+
+
+# A before/after within this ratio is the same, given this machine's noise.
+SAME = 1.10
+
+
+def verdict(measured: dict[str, Any], device: str) -> str:
+    """The before/after in a sentence: which is faster or smaller, by how
+    much, or the same within `SAME`."""
+    slow, fixed = measured["slow"], measured["fixed"]
+    what = measured["measure"]
+    unit = f" {measured['unit']}" if measured["unit"] else ""
+    numbers = f"{slow:.3g}{unit} before, {fixed:.3g}{unit} after"
+    if fixed > 0 and 1 / SAME <= slow / fixed <= SAME:
+        return (f"Here, on the {device}, the {what} is the same before and "
+                f"after within {SAME - 1:.0%} ({numbers}): this machine does "
+                "not pay for the pattern.")
+    if fixed > 0 and slow > fixed:
+        return (f"Here, on the {device}, the fix cuts the {what} "
+                f"{slow / fixed:.3g} times ({numbers}).")
+    return (f"Here, on the {device}, the fix costs more ({numbers}): "
+            "the pattern's price is the GPU's, not this machine's.")
+
+
+# --- what the reference GPU recorded of the same patterns -----------------
+
+def loops_on_gpu(goals: dict[str, Any], gpu: str) -> str:
+    """Chapter 3's one chain of 8000 steps on the reference GPU: the
+    thread's loop against the loop in one kernel (wall clock)."""
+    one = goals["one_chain_s"]
+    slow, fast = one["gpu while, traced bound"], one["gpu fused_scan"]
+    return (f"Chapter 3 recorded the same pair on the {gpu}: its 8000-step "
+            f"loop took {slow * 1e3:.3g} ms as the thread wrote it (a while "
+            f"loop of traced length) and {fast * 1e3:.3g} ms as one kernel, "
+            f"{slow / fast:.3g} times less (wall clock of one call).")
+
+
+def product_on_gpu(fixes_data: dict[str, Any], gpu: str,
+                   copy_gbps: float) -> str:
+    """Chapter 2's product at K = 25, float32, on the reference GPU: the
+    share of the device-time copy bandwidth ``copy_gbps`` (chapter 1's)
+    that `a @ b` and the best version reached, timed by the wall clock."""
+    rows = pd.DataFrame(fixes_data["rows"])
+    at = rows[(rows["K"] == 25) & (rows["dtype"] == "float32")]
+    # the recording's shares are of its own wall-clock ceiling
+    share = at["achieved"] * fixes_data["copy_gbps"] / copy_gbps
+    plain = at["version"] == "a @ b"
+    best = share.idxmax()
+    return (f"On the {gpu}, chapter 2 recorded `a @ b` at K = 25 (float32) "
+            f"fused as {at.loc[plain, 'fusions'].iloc[0]}, at "
+            f"{share[plain].iloc[0]:.0%} of the copy bandwidth, and its "
+            f"best version, *{at.loc[best, 'version']}*, at "
+            f"{share[best]:.0%} (times by the wall clock, so these are "
+            "lower bounds).")
+
+
+def precision_on_gpu(claims_data: dict[str, Any], gpu: str) -> str:
+    """Chapter 5's relative error of a float32 product at the default
+    precision and at 'highest', at its largest size, on the reference
+    GPU."""
+    table = pd.DataFrame(claims_data["precision"])
+    big = table[table["n"] == table["n"].max()].set_index("precision")
+    default = big.loc["float32, default precision", "rel error"]
+    highest = big.loc["float32, precision='highest'", "rel error"]
+    return (f"On the {gpu}, chapter 5 measured a float32 product of n = "
+            f"{table['n'].max()} with a relative error of {default:.1e} at "
+            f"the default precision and {highest:.1e} with "
+            f"`precision='highest'`, {default / highest:.0f} times less.")
