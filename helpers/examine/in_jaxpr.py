@@ -29,8 +29,10 @@ CALLBACKS = {"pure_callback", "io_callback", "debug_callback",
 RANDOM = {"random_split", "random_fold_in", "random_bits",
           "threefry2x32"}
 # A dot's output, per operand, at most this many elements outside its
-# batch dimensions counts as tiny (chapter 2's (3, K) @ (K, 1)).
+# batch dimensions counts as tiny (chapter 2's (3, K) @ (K, 1)); so does a
+# contracted dimension of at most TINY_INNER elements.
 TINY = 8
+TINY_INNER = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,11 +149,15 @@ def find_tiny_dots(eqs: list[Equation]) -> list[Finding]:
                           if i not in (*c, *b))
                 for shape, c, b in ((lhs, lc, lb), (rhs, rc, rb))]
         batch = math.prod(lhs[i] for i in lb)
-        if lb and batch >= 64 and free[0] * free[1] <= TINY:
+        inner = math.prod(lhs[i] for i in lc)
+        tiny_output = bool(lb) and batch >= 64 and free[0] * free[1] <= TINY
+        # an outer product in disguise: large operands, almost nothing
+        # summed, so a matrix unit does little but move the output
+        tiny_inner = inner <= TINY_INNER and free[0] * free[1] >= 4096
+        if tiny_output or tiny_inner:
             found.append(Finding(
-                "tiny-dot", f"{batch:,} products of {free[0]} x "
-                f"{math.prod(lhs[i] for i in lc)} by {free[1]}: `{e}`",
-                "possible"))
+                "tiny-dot", f"{batch:,} product(s) of {free[0]} x {inner} "
+                f"by {inner} x {free[1]}: `{e}`", "possible"))
     return found
 
 

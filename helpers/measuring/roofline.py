@@ -236,6 +236,12 @@ class Floor:
     compute_s: float
     bound: Literal["memory", "compute"]
 
+    def __repr__(self) -> str:
+        from helpers.measuring.bench import format_seconds
+        return (f"Floor({format_seconds(self.seconds)}, {self.bound}-bound: "
+                f"memory {format_seconds(self.memory_s)}, compute "
+                f"{format_seconds(self.compute_s)})")
+
 
 def floor(*, bytes: float = 0.0, flops: float = 0.0,
           ceilings: Ceilings | None = None, dtype: str = "float32") -> Floor:

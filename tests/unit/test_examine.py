@@ -68,6 +68,11 @@ def test_a_tiny_dot_is_found_without_the_gpu_compiler():
     assert _found(lambda a, b: a @ b, *STACK, gpu=False) == {"tiny-dot"}
     assert _found(jax.vmap(jnp.dot), Spec((512, 4), jnp.float32),
                   Spec((512, 4), jnp.float32), gpu=False) == {"tiny-dot"}
+    # an outer product written as a matrix product: K = 1
+    assert _found(lambda u, v: u @ v, Spec((4096, 1), jnp.float32),
+                  Spec((1, 4096), jnp.float32), gpu=False) == {"tiny-dot"}
+    assert _found(lambda u, v: u @ v, Spec((512, 64), jnp.float32),
+                  Spec((64, 512), jnp.float32), gpu=False) == set()
 
 
 def test_segment_sum_and_scatter_add_may_collide():

@@ -26,8 +26,11 @@ def test_the_first_recording_does_not_judge_what_it_could_not():
     text = verdicts.setting(data, "matmul_epilogue",
                             "--xla_gpu_triton_gemm_any=false")
     assert "0.96 times the default's time" in text
-    assert "not judged" in text and "no digest" in text
+    assert "not judged" in text
     assert verdicts.noise(data, "matmul_epilogue") is None
+    caveat = verdicts.unjudged(data, "matmul_epilogue")
+    assert "ran the default once" in caveat and "no digest" in caveat
+    assert verdicts.unjudged(effects(1.02, 1.0), "matmul_epilogue") is None
 
 
 @pytest.mark.parametrize("again, setting, module, says", [

@@ -55,17 +55,14 @@ def setting(data: dict[str, Any], program: str, flag: str) -> str | None:
     floor = noise(data, program)
     text = f"`{flag}` took {ratio:.2f} times the default's time on *{program}*"
     if floor is None:
-        text += (": the recording ran the default once, so the noise "
-                 "between processes is not known and the difference is "
-                 "not judged")
+        text += " (not judged, as said below)"
         real = None
     else:
         real = abs(ratio - 1) > floor
         text += (f", {'beyond' if real else 'within'} the {floor:.1%} the "
                  "same program differs from itself in another process")
     if same is None:
-        module = ("; the recording kept no digest of the module, and the "
-                  "kinds and count of kernels "
+        module = ("; its kinds and count of kernels "
                   + ("are the default's" if all(
                       row.get(k) == default.get(k) for k in LAUNCHES)
                      else "differ from the default's"))
@@ -80,6 +77,23 @@ def setting(data: dict[str, Any], program: str, flag: str) -> str | None:
     verdict = ("" if real is None else
                " A real effect." if real else " No effect shown.")
     return text + module + "." + verdict
+
+
+def unjudged(data: dict[str, Any], program: str) -> str | None:
+    """Once for a recording that cannot judge its settings: what it
+    lacks (a second run of the default, the modules' digests). None when
+    it has both."""
+    rows = _rows(data, program)
+    missing = []
+    if noise(data, program) is None:
+        missing.append("ran the default once, so the noise between two "
+                       "processes is not known and no difference is judged")
+    if rows and not any("module" in row for row in rows.values()):
+        missing.append("kept no digest of the compiled modules, so they "
+                       "are compared by their kernels only")
+    if not missing:
+        return None
+    return "This recording " + ", and ".join(missing) + "."
 
 
 def autotuning(data: dict[str, Any], gpu: str) -> str | None:
