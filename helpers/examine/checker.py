@@ -21,6 +21,7 @@ from helpers.examine.findings import Finding, Report
 from helpers.xla import crosscompile, flag_registry, gpu_export, hlo
 
 H100 = "compiled for an H100"
+GPU_CHECKS = "loops and reductions as XLA:GPU compiles them"
 
 
 class ExamineError(ValueError):
@@ -61,21 +62,33 @@ def examine(fn: Callable[..., Any], *args: Any,
     findings += in_module.find_memory(compiled, args, outputs)
     findings += in_module.find_missing_donation(text, args, outputs)
     skipped: list[tuple[str, str]] = []
-    gpu_text = _gpu_text(fn, args, skipped) if gpu else None
-    if gpu_text is not None:
-        min_graph = int(flag_registry.effective(
-            "--xla_gpu_graph_min_graph_size"))
-        findings += in_module.find_loops(gpu_text, H100, min_graph)
-        findings += in_module.find_kloop_reductions(gpu_text, H100)
-    else:
-        findings += in_module.find_loops(text, f"compiled for "
-                                         f"{jax.default_backend()}", None)
+    findings += _loops_and_reductions(fn, args, text, gpu, findings, skipped)
     if calls:
         findings += retracing.find_retracing(fn, calls)
     slow = [f for f in findings if f.about.slow]
     notes = [f for f in findings if not f.about.slow]
     return Report(_name(fn), tuple(_ordered(slow)), tuple(notes),
                   tuple(skipped))
+
+
+def _loops_and_reductions(fn: Any, args: tuple[Any, ...], text: str,
+                          gpu: bool, found: list[Finding],
+                          skipped: list[tuple[str, str]]) -> list[Finding]:
+    """Loops and reductions as XLA:GPU compiles them for an H100; loops
+    as compiled here when that compilation is not asked for or fails
+    (its reason appended to ``skipped``)."""
+    gpu_text = None
+    if gpu and any(f.pattern == "host-callback" for f in found):
+        skipped.append((GPU_CHECKS, "JAX cannot export a program with a "
+                        "host callback for another platform"))
+    elif gpu:
+        gpu_text = _gpu_text(fn, args, skipped)
+    if gpu_text is None:
+        return in_module.find_loops(
+            text, f"compiled for {jax.default_backend()}", None)
+    min_graph = int(flag_registry.effective("--xla_gpu_graph_min_graph_size"))
+    return (in_module.find_loops(gpu_text, H100, min_graph)
+            + in_module.find_kloop_reductions(gpu_text, H100))
 
 
 def _name(fn: Callable[..., Any]) -> str:
@@ -136,7 +149,7 @@ def _gpu_text(fn: Any, args: tuple[Any, ...],
             return gpu_export.compiled_text(fn, *arrays)
         except Exception as error:  # export can refuse (host callbacks)
             why = f"{type(error).__name__}: {str(error).splitlines()[0]}"
-    skipped.append(("loops and reductions as XLA:GPU compiles them", why))
+    skipped.append((GPU_CHECKS, why))
     return None
 
 

@@ -304,3 +304,10 @@ def test_the_workshop_box_examines_pasted_code():
         widget.run_code("def function(x): return x\nargs = (y,)", gpu=False)
     box = widget.examine_box()
     assert "examine(function)" in box._repr_mimebundle_()["text/html"]
+
+
+def test_a_program_with_a_host_callback_says_why_the_gpu_was_not_asked():
+    report = examine(lambda x: jax.pure_callback(np.sin, x, x), jnp.ones(3))
+    assert report.skipped == (("loops and reductions as XLA:GPU compiles "
+                               "them", "JAX cannot export a program with a "
+                               "host callback for another platform"),)
