@@ -93,11 +93,9 @@ def find_tf32(eqs: list[Equation]) -> list[Finding]:
                       else (precision,)))
         inputs = {str(v.aval.dtype) for v in e.eqn.invars}
         if default and inputs == {"float32"}:
-            found.append(Finding("tf32-default", f"`{e}`", "certain"))
-    if not found:
-        return []
-    return [_counted(found, "float32 dot_general(s) at the default "
-                            "precision")]
+            found.append(Finding("tf32-default", f"`{e}` at the default "
+                                 "precision", "certain"))
+    return found
 
 
 def find_float64(eqs: list[Equation]) -> list[Finding]:
@@ -176,13 +174,7 @@ def find_in_loops(eqs: list[Equation]) -> list[Finding]:
             where = "inside a loop body" if e.in_loop else "in the program"
             found.append(Finding("host-callback", f"`{e.name}` {where}",
                                  "certain"))
-    return _one_per_pattern(found)
-
-
-def _counted(found: list[Finding], what: str) -> Finding:
-    first = found[0]
-    return dataclasses.replace(first, evidence=f"{len(found)} {what}, e.g. "
-                               f"{first.evidence}")
+    return found
 
 
 def _one_per_pattern(found: list[Finding]) -> list[Finding]:
@@ -198,5 +190,6 @@ def _one_per_pattern(found: list[Finding]) -> list[Finding]:
 def find_all(jaxpr: Any) -> list[Finding]:
     """Every jaxpr pattern in ``jaxpr``."""
     eqs = list(equations(jaxpr))
-    return [*find_in_loops(eqs), *find_tiny_dots(eqs), *find_scatter(eqs),
-            *find_sort_64(eqs), *find_float64(eqs), *find_tf32(eqs)]
+    return _one_per_pattern([
+        *find_in_loops(eqs), *find_tiny_dots(eqs), *find_scatter(eqs),
+        *find_sort_64(eqs), *find_float64(eqs), *find_tf32(eqs)])

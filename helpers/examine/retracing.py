@@ -29,8 +29,8 @@ def signature(value: Any) -> str:
         else:  # a Python scalar: traced as a weakly typed array
             parts.append(f"Python {type(leaf).__name__}")
     shown = ", ".join(parts)
-    is_leaf = str(tree) == "PyTreeDef(*)"
-    return shown if is_leaf else f"{shown} in {tree}"
+    return (shown if jax.tree_util.treedef_is_leaf(tree)
+            else f"{shown} in {tree}")
 
 
 def find_retracing(fn: Callable[..., Any], calls: Sequence[tuple[Any, ...]]
