@@ -10,7 +10,7 @@ One folder per job; import the modules a cell needs, e.g.
   runs (`machine`).
 - `page`: what the page shows: numbers and computed paragraphs glued into
   the prose (`prose`), worked estimates (`arithmetic`), tables
-  (`tables`), figures (`plots`, `diagrams`), widgets (`widgets`).
+  (`tables`), figures (`plots`, `diagrams`, `legends`), widgets (`widgets`).
 - `xla`: what XLA compiles, read back: the HLO (`hlo`), compiling for an
   H100 without one (`crosscompile`, `gpu_export`), dumps (`xla_dump`), flags
   (`xla_flags`, `flag_registry`), and a fresh process to set them in

@@ -96,6 +96,11 @@ def test_a_chapter_opens_and_closes_with_one_boxed_takeaway(path):
     assert markdown[-1].rstrip().endswith(":::") and closing in markdown[-1]
     sentence = markdown[0].split(opening)[1].split(":::")[0]
     assert sentence.strip(), "the opening box is empty"
+    # the closing box turns the lesson into steps for the reader's own
+    # code and points onward; it does not repeat the opening
+    ending = markdown[-1].split(closing)[1]
+    assert " ".join(sentence.split()) not in " ".join(ending.split())
+    assert "For your own code:" in ending and "{doc}`" in ending
 
 
 @pytest.mark.parametrize("path", TEACHING, ids=lambda p: p.stem)

@@ -6,6 +6,8 @@
 - `arithmetic`: back-of-envelope estimates written out, formula, numbers
   and result, before a section measures.
 - `plots`: the book's figure style; live and recorded sweeps; rooflines.
+- `legends`: legends placed beside or under the panels, never on their
+  data, and a check that finds one that covers a point.
 - `diagrams`: pictures of the ideas (a warp's loads, a loop's launches on
   a timeline, a mesh, a ring, a pipeline schedule).
 - `widgets`: interactive views of measured tables (static in the HTML).

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from helpers.measuring.recorded import Result
+from helpers.page import legends
 
 # matplotlib's stubs type rcParams' keys as literals; Any accepts ours.
 BOOK_STYLE: dict[Any, Any] = {
@@ -85,7 +86,7 @@ def sweep(x: Sequence[float], series: dict[str, Sequence[float]], *,
             ax.set_xscale("log")
         if logy:
             ax.set_yscale("log")
-        ax.legend()
+        legends.beside(ax)
     return ax
 
 
@@ -151,13 +152,18 @@ def roofline(copy_bytes_per_s: float, peaks: dict[str, float],
                                           intensity)):
             rate = row.flops / row.seconds / 1e12
             ax.plot(at, rate, "o", color="black")
-            # alternate below and above, so kernels of equal intensity
-            # keep readable labels
+            # alternate right-below and left-above, so kernels of equal
+            # intensity and close rates keep readable labels
+            right = i % 2 == 0
             ax.annotate(row.kernel, (at, rate), fontsize="small",
-                        xytext=(6, -12 if i % 2 == 0 else 6),
+                        xytext=(6, -12) if right else (-6, 6),
+                        ha="left" if right else "right",
                         textcoords="offset points")
         ax.set(xscale="log", yscale="log", title=title,
                xlabel="arithmetic intensity (FLOP per byte moved)",
                ylabel="rate (TFLOP/s)")
-        ax.legend(loc="upper left")
+        # under the flat roof, right of the ridge and above its label: no
+        # kernel of this book sits there, and no roof crosses it
+        ax.legend(loc="center right", frameon=True, framealpha=0.9,
+                  edgecolor="none")
     return ax

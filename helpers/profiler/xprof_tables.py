@@ -150,7 +150,7 @@ def table(profile_dir: str | Path, tool: str) -> pd.DataFrame:
             are empty for a GPU profile too), or the conditions of
             `tables`.
     """
-    frame = tables(profile_dir, tool)[0]
+    frame = _ops_only(tables(profile_dir, tool)[0])
     if frame.empty:
         planes = [name for path in xplane_files(profile_dir)
                   for name in plane_names(path)]
@@ -176,6 +176,16 @@ def table(profile_dir: str | Path, tool: str) -> pd.DataFrame:
         raise ValueError(f"XProf's {tool} has no rows for this profile: "
                          f"{why}")
     return frame
+
+
+def _ops_only(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table without XProf's whole-program rows: `roofline_model` opens
+    with a row per module of category "Program", which places no op on
+    the roofline (and, when every kernel ran in a CUDA graph, is all there
+    is: zero rates, bound by "Unknown")."""
+    if "category" not in frame.columns:
+        return frame
+    return frame[frame["category"] != "Program"].reset_index(drop=True)
 
 
 def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:

@@ -60,3 +60,40 @@ def test_agenda_fits_the_session_and_sends_the_rest_home():
     assert plan.iloc[4]["end"] == "2:20"
     with pytest.raises(ValueError, match="no time"):
         agenda.agenda(times, session_min=5)
+
+
+def test_the_own_code_block_reads_one_guide_section_and_the_box(tmp_path):
+    guide = _notebook(238 * 4, 1)
+    guide.cells[0].source += "\n\n## One\n\ntext\n\n## Two\n\ntext"
+    nbformat.write(guide, tmp_path / "10_field_guide.ipynb")
+    workshop = _notebook(10, 1)
+    box = nbformat.v4.new_code_cell("widget.examine_box()")
+    box.metadata["execution"] = {
+        "iopub.execute_input": "2026-11-25T10:00:00.000000Z",
+        "shell.execute_reply": "2026-11-25T10:00:06.000000Z"}
+    workshop.cells.append(box)
+    nbformat.write(workshop, tmp_path / "08_workshop.ipynb")
+    block = agenda.own_code_block(tmp_path)
+    words = agenda.reading_words(guide)
+    assert block["words"] == round(words / 2)  # two sections
+    assert block["run min"] == pytest.approx(6 / 60)  # the box cell only
+    assert block["exercise min"] == agenda.OWN_CODE_MIN
+    assert block["block min"] == pytest.approx(
+        words / 2 / 238 + 0.1 + agenda.OWN_CODE_MIN)
+    (tmp_path / "08_workshop.ipynb").unlink()
+    with pytest.raises(FileNotFoundError, match="08_workshop.ipynb"):
+        agenda.own_code_block(tmp_path)
+
+
+def test_the_closing_block_keeps_its_time_at_the_end():
+    times = pd.DataFrame({"chapter": ["a", "b", "c"],
+                          "block min": [60.0, 60.0, 30.0]})
+    closing = {"chapter": agenda.OWN_CODE, "block min": 20.0}
+    plan = agenda.agenda(times, session_min=180, closing=closing)
+    # setup 10, a 60, b 60 (passes half: break 10), c would end at 170,
+    # past the 160 left before the closing block
+    assert plan["block"].tolist() == ["setup on Colab", "a", "b", "break",
+                                      agenda.OWN_CODE, "homework: c"]
+    assert plan.iloc[4][["start", "end"]].tolist() == ["2:20", "2:40"]
+    with pytest.raises(ValueError, match="20 min of the closing block"):
+        agenda.agenda(times, session_min=30, closing=closing)

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers.measuring.recorded import Result  # noqa: E402
-from helpers.page import plots  # noqa: E402
+from helpers.page import legends, plots  # noqa: E402
 
 GPU = {"device": "NVIDIA H100 80GB HBM3"}
 
@@ -46,3 +46,44 @@ def test_sweep_rejects_bad_input():
 def test_use_book_style_sets_rcparams():
     plots.use_book_style()
     assert matplotlib.rcParams["axes.spines.top"] is False
+
+
+def crowded_panel(ax):
+    """Lines that fill every corner of the axes, as chapter 2's do."""
+    for offset in range(4):
+        ax.plot([0, 1, 2, 3, 4], [offset, 4 - offset, offset, 4 - offset,
+                                  offset], marker="o", label=f"v{offset}")
+
+
+def test_a_legend_inside_crowded_axes_is_found_covering_data():
+    fig, ax = plt.subplots()
+    crowded_panel(ax)
+    ax.legend(loc="center")
+    found = legends.covering_data(fig)
+    assert len(found) == 1 and "covers" in found[0]
+    plt.close("all")
+
+
+def test_legend_beside_and_below_leave_the_data_clear():
+    fig, ax = plt.subplots()
+    crowded_panel(ax)
+    legend = legends.beside(ax)
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "v0", "v1", "v2", "v3"]
+    assert legends.covering_data(fig) == []
+    fig, axes = plt.subplots(1, 2)
+    for ax in axes:
+        crowded_panel(ax)
+    legend = legends.below(fig, axes[0], columns=4)
+    assert legend in fig.legends and legends.covering_data(fig) == []
+    plt.close("all")
+
+
+def test_legends_reject_axes_with_nothing_labelled():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    with pytest.raises(ValueError, match="nothing labelled"):
+        legends.beside(ax)
+    with pytest.raises(ValueError, match="columns must be at least 1"):
+        legends.below(fig, ax, columns=0)
+    plt.close("all")

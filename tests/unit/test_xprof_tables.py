@@ -191,6 +191,17 @@ def test_hlo_tables_of_a_cuda_graph_profile_say_why_they_are_empty():
     assert str(xt.NO_COMMAND_BUFFERS) in message
 
 
+def test_the_roofline_of_a_cuda_graph_profile_is_explained_not_zeros():
+    """XProf's roofline_model of the same profile holds only whole-program
+    rows (zero rates, bound by 'Unknown'): they place no op on the
+    roofline, so the table is reported empty, with the same reason."""
+    raw = xt.tables(H100_PROFILE, "roofline_model")[0]
+    assert set(raw["category"]) == {"Program"}
+    assert set(raw["bound_by"]) == {"Unknown"}
+    with pytest.raises(ValueError, match="ran inside CUDA graphs"):
+        xt.table(H100_PROFILE, "roofline_model")
+
+
 def test_a_cpu_profile_has_no_command_buffers(cpu_profile):
     assert xplanes.command_buffers(cpu_profile) == []
 

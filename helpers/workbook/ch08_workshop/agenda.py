@@ -13,8 +13,11 @@ to do its exercises:
   not a measurement; `ALLOWANCE_MIN`), plus the seconds the checks took in
   the kit's pre-flight.
 
-`agenda` lays the blocks end to end within the session's length and
-names the chapters that do not fit, to set as homework.
+The closing activity, checking one's own code with `examine`, is timed the
+same way (`own_code_block`): one section of the field guide to read, the
+examine box's run, and an allowance to try the fix. `agenda` lays the
+blocks end to end within the session's length, keeps the closing block's
+time free, and names the chapters that do not fit, to set as homework.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ READING_WPM = 238  # Brysbaert (2019): silent reading, non-fiction, adults
 ALLOWANCE_MIN = {"warm-up": 5, "core": 10, "stretch": 0}
 SETUP_MIN = 10   # opening Colab and running the setup cell
 BREAK_MIN = 10   # one break, after the block that passes the halfway mark
+# Minutes a pair is given to paste a function of their own into the
+# examine box, read the section it points to and try the fix (a choice).
+OWN_CODE_MIN = 15
+OWN_CODE = "check your own code"
 
 
 def reading_words(notebook: nbformat.NotebookNode) -> int:
@@ -84,11 +91,7 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
     rows = []
     check_seconds = check_seconds or {}
     for chapter in dict.fromkeys(e.chapter for e in exercises):
-        path = chapters / f"{chapter}.ipynb"
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing: the agenda times "
-                                    "each chapter from its notebook.")
-        notebook = nbformat.read(path, as_version=4)
+        notebook = _read(chapters / f"{chapter}.ipynb")
         words = reading_words(notebook)
         ran = run_seconds(notebook)
         mine = [e for e in exercises if e.chapter == chapter]
@@ -104,30 +107,70 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
     return table
 
 
-def agenda(times: pd.DataFrame, session_min: int = 180) -> pd.DataFrame:
+def own_code_block(chapters: Path) -> dict[str, float | str]:
+    """The closing activity, timed like a chapter block: reading one
+    section of the field guide (its words over its ``##`` sections), the
+    seconds the workshop's examine box took to run when last executed, and
+    `OWN_CODE_MIN` to try a fix.
+
+    Args:
+        chapters: the folder of executed ``.ipynb`` chapters, with
+            ``10_field_guide`` and ``08_workshop``.
+    """
+    guide = _read(chapters / "10_field_guide.ipynb")
+    sections = sum(cell.source.count("\n## ") + cell.source.startswith("## ")
+                   for cell in guide.cells if cell.cell_type == "markdown")
+    words = reading_words(guide) / max(sections, 1)
+    workshop = _read(chapters / "08_workshop.ipynb")
+    box = [cell for cell in workshop.cells if cell.cell_type == "code"
+           and "examine_box" in cell.source]
+    ran = run_seconds(nbformat.v4.new_notebook(cells=box)) or 0.0
+    row: dict[str, float | str] = {
+        "chapter": OWN_CODE, "words": round(words),
+        "read min": words / READING_WPM, "run min": ran / 60,
+        "exercise min": float(OWN_CODE_MIN)}
+    row["block min"] = sum(float(row[k]) for k in ("read min", "run min",
+                                                   "exercise min"))
+    return row
+
+
+def _read(path: Path) -> nbformat.NotebookNode:
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: the agenda times "
+                                "each block from its notebook.")
+    return nbformat.read(path, as_version=4)
+
+
+def agenda(times: pd.DataFrame, session_min: int = 180,
+           closing: dict[str, float | str] | None = None) -> pd.DataFrame:
     """The blocks end to end from 0:00: setup, each chapter in order, a
-    break after the block that passes half the session. A chapter that
-    would end after the session is marked for homework, and the ones after
-    it are tried in turn (a short one may still fit).
+    break after the block that passes half the session, and ``closing``
+    (e.g. `own_code_block`) last, its time kept free. A chapter that would
+    end after that is marked for homework, and the ones after it are
+    tried in turn (a short one may still fit).
 
     Returns:
         One row per block: ``start``, ``end`` (h:mm) and ``block``.
     """
-    if session_min <= SETUP_MIN:
+    reserved = float(closing["block min"]) if closing else 0.0
+    if session_min <= SETUP_MIN + reserved:
         raise ValueError(f"a session of {session_min} min leaves no time "
-                         f"after the {SETUP_MIN} min of setup.")
+                         f"after the {SETUP_MIN} min of setup and the "
+                         f"{reserved:.0f} min of the closing block.")
     rows: list[dict[str, str]] = []
     homework: list[str] = []
     rested = False
     clock = _add(rows, "setup on Colab", 0.0, SETUP_MIN)
     for row in times.to_dict("records"):
-        if clock + row["block min"] > session_min:
+        if clock + row["block min"] > session_min - reserved:
             homework.append(row["chapter"])
             continue
         clock = _add(rows, row["chapter"], clock, row["block min"])
         if not rested and clock >= session_min / 2:
             clock = _add(rows, "break", clock, BREAK_MIN)
             rested = True
+    if closing:
+        clock = _add(rows, str(closing["chapter"]), clock, reserved)
     if homework:
         rows.append({"start": _hm(clock), "end": "",
                      "block": "homework: " + ", ".join(homework)})

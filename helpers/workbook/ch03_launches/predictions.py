@@ -1,0 +1,119 @@
+"""Chapter 3 (Kernel launches): the one-chain goal predicted before it is
+measured, from the reference GPU's recording and the fused kernel's own
+operations.
+
+The budget: one chain meets its goal when a step of the fused kernel takes
+no longer than a step of the CPU's jitted scan. The estimate: a step is a
+chain of dependent floating-point operations, and the fastest a dependent
+step can be inside one kernel is the recorded loop whose step is a single
+multiply-add. If each operation of the step waits about that long, the
+step takes their number times it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from helpers.page import arithmetic
+
+# Triton's floating-point arithmetic in a loop body: arith ops on floats
+# (addf, mulf, subf, divf, ...), sums across lanes, and the exponentials
+# (calls into libdevice).
+FLOAT_OPS = re.compile(r"arith\.\w+f$|tt\.reduce$|tt\.extern_elementwise$")
+CPU_LOOP = "cpu scan, softplus hoisted"
+
+
+@dataclass(frozen=True)
+class OneChainPrediction:
+    """The budget a step may take, and the estimate of what it takes."""
+
+    budget: arithmetic.Worked
+    floor: arithmetic.Worked
+    estimate: arithmetic.Worked
+
+    def markdown(self) -> str:
+        """The three worked lines and what they predict."""
+        within = self.estimate.value <= self.budget.value
+        ratio = self.estimate.value / self.budget.value
+        verdict = (f"the estimate is {ratio:.2g} times the budget, so one "
+                   "chain should " + ("meet" if within else "miss")
+                   + " its goal")
+        if 0.5 < ratio < 2:
+            verdict += (", narrowly: close enough that only the measurement "
+                        "can decide")
+        return "\n\n".join([self.budget.markdown(), self.floor.markdown(),
+                            self.estimate.markdown(),
+                            f"On these numbers {verdict}."])
+
+
+def float_operations(operations: pd.Series) -> int:
+    """How many floating-point operations a loop body holds.
+
+    Args:
+        operations: counts by operation name, as ``value_counts`` of the
+            operations of a Triton loop body (``arith.addf``, ...).
+    """
+    if operations.empty:
+        raise ValueError("no operations given: count the loop body's "
+                         "operations first (the chapter's `operations`).")
+    return int(operations[[bool(FLOAT_OPS.match(name))
+                           for name in operations.index]].sum())
+
+
+def one_chain(data: dict[str, Any], host_part_us: float | None,
+              float_ops: int) -> OneChainPrediction | None:
+    """Predict the one-chain goal from a ``03_launches/goals`` recording.
+
+    Args:
+        data: the recording's data (steps, one_chain_s, trivial_fused_s).
+        host_part_us: the host's part of one blocked call on the same GPU
+            (chapter 1's recording), taken off the one-multiply-add loop's
+            wall-clock time when its device time was not recorded; None
+            when chapter 1 was not recorded.
+        float_ops: the floating-point operations of one step.
+
+    Returns:
+        The prediction, or None when the recording lacks a number it needs.
+    """
+    cpu_s = data.get("one_chain_s", {}).get(CPU_LOOP)
+    if float_ops < 1:
+        raise ValueError(f"a step needs at least one floating-point "
+                         f"operation, got {float_ops}.")
+    floor = _floor(data, host_part_us)
+    if not isinstance(cpu_s, float) or floor is None or floor.value <= 0:
+        return None
+    q = arithmetic.quantity
+    budget = arithmetic.worked(
+        r"t_\text{budget}", "cpu / steps", unit="ns", per_unit=1e-9,
+        cpu=q(r"T_\text{CPU}", cpu_s, "ms", 1e-3),
+        steps=q("N", data["steps"]))
+    estimate = arithmetic.worked(
+        r"t_\text{step}", "ops * floor", unit="ns", per_unit=1e-9,
+        ops=q("n", float_ops),
+        floor=q(r"t_\text{floor}", floor.value, "ns", 1e-9))
+    return OneChainPrediction(budget, floor, estimate)
+
+
+def _floor(data: dict[str, Any],
+           host_part_us: float | None) -> arithmetic.Worked | None:
+    """A one-multiply-add step's time: by the device's clock when recorded,
+    else the wall clock less the host's part of the call."""
+    q = arithmetic.quantity
+    steps = q("N", data["steps"])
+    device_s = data.get("device_s", {}).get("trivial fused")
+    if isinstance(device_s, float):
+        return arithmetic.worked(
+            r"t_\text{floor}", "device / steps", unit="ns", per_unit=1e-9,
+            device=q(r"T_\text{one op}", device_s, "µs", 1e-6), steps=steps)
+    wall_s = data.get("trivial_fused_s")
+    if not isinstance(wall_s, float) or host_part_us is None:
+        return None
+    return arithmetic.worked(
+        r"t_\text{floor}", "(wall - host) / steps", unit="ns",
+        per_unit=1e-9, steps=steps,
+        wall=q(r"T_\text{one op}", wall_s, "µs", 1e-6),
+        host=q(r"t_\text{host}", host_part_us * 1e-6, "µs", 1e-6))

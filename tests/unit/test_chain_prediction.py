@@ -1,0 +1,50 @@
+"""Chapter 3's one-chain prediction: budget, floor and estimate."""
+
+import pandas as pd
+import pytest
+
+from helpers.workbook.ch03_launches import predictions
+
+BODY = pd.Series({"arith.addf": 5, "arith.addi": 4, "arith.mulf": 2,
+                  "tt.reduce": 2, "tt.extern_elementwise": 2,
+                  "arith.divf": 2, "arith.sitofp": 2, "tt.load": 1})
+
+
+def goals(**extra):
+    data = {"steps": 8000, "trivial_fused_s": 240e-6,
+            "one_chain_s": {"cpu scan, softplus hoisted": 1.6e-3}}
+    return {**data, **extra}
+
+
+def test_float_operations_counts_float_arithmetic_sums_and_exponentials():
+    # addf 5 + mulf 2 + reduce 2 + extern 2 + divf 2; not addi or sitofp
+    assert predictions.float_operations(BODY) == 13
+    with pytest.raises(ValueError, match="no operations given"):
+        predictions.float_operations(pd.Series(dtype=int))
+
+
+def test_wall_clock_floor_takes_the_host_part_off():
+    guess = predictions.one_chain(goals(), 160.0, 13)
+    assert guess.budget.value == pytest.approx(200e-9)
+    assert guess.floor.value == pytest.approx(10e-9)
+    assert guess.estimate.value == pytest.approx(130e-9)
+    text = guess.markdown()
+    assert "0.65 times the budget" in text and "should meet" in text
+    assert text.count("$$") == 6
+
+
+def test_a_device_time_floor_is_used_when_recorded():
+    guess = predictions.one_chain(
+        goals(device_s={"trivial fused": 400e-6}), 160.0, 13)
+    assert guess.floor.value == pytest.approx(50e-9)
+    assert "should miss" in guess.markdown()
+    assert "narrowly" not in guess.markdown()  # 3.25 times the budget
+
+
+def test_no_prediction_without_the_numbers_it_needs():
+    assert predictions.one_chain(goals(), None, 13) is None
+    assert predictions.one_chain(goals(one_chain_s={}), 160.0, 13) is None
+    # a host part larger than the call leaves no floor to read
+    assert predictions.one_chain(goals(), 300.0, 13) is None
+    with pytest.raises(ValueError, match="at least one floating-point"):
+        predictions.one_chain(goals(), 160.0, 0)
