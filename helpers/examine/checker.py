@@ -148,9 +148,17 @@ def _gpu_text(fn: Any, args: tuple[Any, ...],
         try:
             return gpu_export.compiled_text(fn, *arrays)
         except Exception as error:  # export can refuse (host callbacks)
-            why = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+            why = (f"it could not be exported for an H100: "
+                   f"{type(error).__name__}: {_first_sentence(error)}")
     skipped.append((GPU_CHECKS, why))
     return None
+
+
+def _first_sentence(error: Exception) -> str:
+    """An error's first sentence: what went wrong, without the advice that
+    follows it (which concerns the export, not the reader's code)."""
+    line = str(error).splitlines()[0] if str(error) else ""
+    return line.split(". ")[0].rstrip(".")
 
 
 def _ordered(findings: list[Finding]) -> list[Finding]:

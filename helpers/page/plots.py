@@ -27,7 +27,7 @@ BOOK_STYLE: dict[Any, Any] = {
     "axes.titleweight": "bold",
     "legend.frameon": False,
     "legend.fontsize": "small",
-    "font.size": 10,
+    "font.size": 11,
 }
 
 

@@ -185,6 +185,33 @@ def table(read_installed: bool = True) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("flag")
 
 
+def for_the_page(registry: pd.DataFrame) -> pd.DataFrame:
+    """The registry as a page shows it, four columns at the text width:
+    the effective default (XLA:GPU for an H100), XLA:CPU's only where it
+    differs, the document's default with whether it agrees, and the
+    chapters. Lists break after their commas, so a long default wraps
+    between its items instead of running off the page.
+
+    Args:
+        registry: `table()`'s result.
+    """
+    gpu = registry["effective, XLA:GPU (H100)"]
+    cpu = registry["effective, XLA:CPU"]
+    agrees = registry["document agrees"].map(
+        {"yes": " (agrees)", "no": " (differs)"}).fillna("")
+    return pd.DataFrame({
+        "default (XLA:GPU, H100)": gpu.map(_breakable),
+        "XLA:CPU": [_breakable(c) if c != g else "same"
+                    for g, c in zip(gpu, cpu)],
+        "documented": [f"{_breakable(d)}{a}" if d else "" for d, a in
+                       zip(registry["documented"], agrees)],
+        "chapters": registry["chapters"]}, index=registry.index)
+
+
+def _breakable(value: str) -> str:
+    return value.replace(",", ", ")
+
+
 def chapters_using(chapters: Path | None = None
                    ) -> dict[str, tuple[str, ...]]:
     """Which chapters name each XLA flag in their text: ``{flag: ('03',

@@ -311,3 +311,20 @@ def test_a_program_with_a_host_callback_says_why_the_gpu_was_not_asked():
     assert report.skipped == (("loops and reductions as XLA:GPU compiles "
                                "them", "JAX cannot export a program with a "
                                "host callback for another platform"),)
+
+
+@needs_gpu_compiler
+def test_an_export_that_fails_is_reported_in_one_sentence():
+    """A sharded input's sharding does not travel to the H100 export, so
+    shard_map refuses it; the report keeps what went wrong, not the
+    advice after it."""
+    mesh = jax.make_mesh((1,), ("d",))
+    spec = jax.sharding.PartitionSpec("d")
+    sharded = jax.shard_map(lambda x: x * 2, mesh=mesh, in_specs=spec,
+                            out_specs=spec)
+    report = examine(sharded, jax.device_put(
+        jnp.ones(8), jax.NamedSharding(mesh, spec)))
+    [(check, why)] = report.skipped
+    assert why.startswith("it could not be exported for an H100: "
+                          "ValueError: in_specs passed to shard_map")
+    assert "\n" not in why and "you can" not in why

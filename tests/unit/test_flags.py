@@ -1,6 +1,7 @@
 """Chapter 6: flags in child processes, per-compilation options, and the
 registry of the book's flags."""
 
+import pandas as pd
 import pytest
 
 from helpers.workbook.ch03_launches import on_gpu
@@ -99,6 +100,23 @@ def test_registry_table_and_unlisted_flags():
     assert "03" in table.loc["--xla_gpu_graph_min_graph_size", "chapters"]
     assert "07" in table.loc[
         "--xla_gpu_all_reduce_combine_threshold_bytes", "chapters"]
+
+
+def test_the_page_shows_four_columns_and_cpu_only_where_it_differs():
+    registry = pd.DataFrame({
+        "effective, XLA:GPU (H100)": ["3", "A,B", "true"],
+        "effective, XLA:CPU": ["3", "A", "true"],
+        "documented": ["", "A,B", "false"],
+        "document agrees": ["", "yes", "no"],
+        "chapters": ["06", "03", ""]},
+        index=["--xla_level", "--xla_kinds", "--xla_any"])
+    page = flag_registry.for_the_page(registry)
+    assert list(page.columns) == ["default (XLA:GPU, H100)", "XLA:CPU",
+                                  "documented", "chapters"]
+    assert list(page["XLA:CPU"]) == ["same", "A", "same"]
+    assert page.loc["--xla_kinds", "default (XLA:GPU, H100)"] == "A, B"
+    assert list(page["documented"]) == ["", "A, B (agrees)",
+                                        "false (differs)"]
 
 
 def test_the_chapters_using_a_flag_come_from_their_text(tmp_path):

@@ -26,7 +26,8 @@ def test_the_first_recording_does_not_judge_what_it_could_not():
     text = verdicts.setting(data, "matmul_epilogue",
                             "--xla_gpu_triton_gemm_any=false")
     assert "0.96 times the default's time" in text
-    assert "not judged" in text
+    # no verdict of its own: the caveat below says why, once
+    assert "effect" not in text and "noise" not in text
     assert verdicts.noise(data, "matmul_epilogue") is None
     caveat = verdicts.unjudged(data, "matmul_epilogue")
     assert "ran the default once" in caveat and "no digest" in caveat
@@ -76,3 +77,19 @@ def test_pgle_is_judged_against_a_second_process():
     first = recorded.load("06_xla_flags/effects")["data"]
     text = verdicts.pgle(first, GPU)
     assert "differed by 20%" in text and "no effect shown" in text
+
+
+def test_the_settings_table_reads_as_words_not_dicts():
+    data = {"rows": [
+        {"program": "p", "flags": "(none)", "median s": 1e-3,
+         "compile s": 1.0, "kernels": 2, "fusion kinds": {"kLoop": 1},
+         "custom calls": {}},
+        {"program": "p", "flags": "--xla_gpu_autotune_level=0",
+         "median s": 2e-3, "compile s": 0.5, "kernels": 2,
+         "fusion kinds": {"kLoop": 1, "kCustom": 1}, "custom calls": {}}]}
+    shown = verdicts.table(data)
+    assert list(shown.columns) == ["median ms", "compile s", "kernels",
+                                   "fusion kinds"]  # no empty column
+    row = shown.loc[("p", "xla_gpu_autotune_level=0")]
+    assert row["median ms"] == 2.0
+    assert row["fusion kinds"] == "kLoop 1, kCustom 1"

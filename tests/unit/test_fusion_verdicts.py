@@ -126,3 +126,21 @@ def test_the_autotuners_part_needs_both_ks():
     data["rows"] = {c: [v[i] for i in keep]
                     for c, v in data["rows"].items()}
     assert fusion_verdicts.autotuner_part(data, GPU) is None
+
+
+@pytest.mark.parametrize("pad32, pad64, says", [
+    (0.5, 0.5, "padding paid in both precisions"),
+    (0.5, 2.0, "padding paid in one precision only"),
+    (2.0, 2.0, "padding did not pay"),
+])
+def test_padding_is_judged_by_the_measurement(pad32, pad64, says):
+    """pad K at ``pad`` times a @ b's 1 ms: faster below 1, slower above."""
+    times = {("pad K", "float32", k): pad32 for k in (10, 25, 35, 50)}
+    times |= {("pad K", "float64", k): pad64 for k in (10, 25, 35, 50)}
+    rows = fusion_verdicts.table(recording(times, ("a @ b", "pad K")))
+    assert says in fusion_verdicts.padding(rows, GPU)
+
+
+def test_padding_needs_a_padded_version():
+    rows = fusion_verdicts.table(recording({}))
+    assert fusion_verdicts.padding(rows, GPU) is None

@@ -26,7 +26,7 @@ def test_every_goal_reads_values_its_chapter_glues():
     ({"gpu_worst_float32": "90%", "gpu_worst_float64": "86%"}, "met"),
     ({"gpu_worst_float32": "90%", "gpu_worst_float64": "80%"}, "not met"),
     ({"gpu_worst_float32": goals.MISSING, "gpu_worst_float64": "86%"},
-     "no GPU result yet"),
+     goals.UNDECIDED),
     ({"gpu_worst_float32": "90%"}, "not glued"),
     # a fraction over its ceiling is a measurement error, never a pass
     ({"gpu_worst_float32": "over ceiling: error",
@@ -42,8 +42,14 @@ def test_judge(values, verdict):
 def test_table_has_one_row_per_goal():
     table = goals.table(CHAPTERS)
     assert list(table.index) == [g.chapter for g in goals.GOALS]
-    assert set(table["verdict"]) <= {"met", "not met", "no GPU result yet",
+    assert set(table["verdict"]) <= {"met", "not met", goals.UNDECIDED,
                                      "not glued"}
+    # GPU goals name the recording they read; the rest the executing run
+    on = table["measured on"]
+    assert on["02_fusion"].endswith("(recorded)") or \
+        on["02_fusion"] == "no recording"
+    assert on["07_multi_gpu"].endswith("(executed)")
+    assert "jax" in on["07_multi_gpu"]
 
 
 def test_strict_run_reads_junit_totals(tmp_path):
@@ -61,6 +67,11 @@ def test_a_value_waiting_for_its_recording_is_named_not_blank():
     fusion = next(g for g in goals.GOALS if g.chapter == "02_fusion")
     shown = goals._measured(fusion, {"gpu_worst_float32": goals.MISSING,
                                      "gpu_worst_float64": "86%"})
-    assert shown == ("gpu_worst_float32 = waiting for a GPU recording; "
-                     "gpu_worst_float64 = 86%")
-    assert goals.MISSING not in shown
+    assert shown == ("float32, worst K: not in the recording; "
+                     "float64, worst K: 86%")
+    assert goals.MISSING not in shown and "gpu_worst" not in shown
+
+
+def test_a_goal_needs_a_label_for_each_value():
+    with pytest.raises(ValueError, match="2 glued names but 1 labels"):
+        goals.Goal("x", "a goal", ("a", "b"), lambda v: True, ("only a",))

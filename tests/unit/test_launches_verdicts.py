@@ -168,3 +168,13 @@ def test_many_chains_goal_flips_at_fifty():
 ])
 def test_the_compiled_graphs_are_read_as_they_are(rows, says):
     assert says in verdicts.graphs_compiled(rows, 5)
+
+
+def test_the_first_recordings_variants_read_without_empty_columns():
+    table = verdicts.variants_table(
+        recorded.load("03_launches/variants")["data"])
+    shown = verdicts.variants_for_page(table)
+    assert "dtype" not in shown.columns
+    assert list(shown.columns[:2]) == ["µs/step GPU", "µs/step CPU"]
+    assert not shown.isna().all().any()  # no column empty in every row
+    assert "while, traced bound" in shown.index

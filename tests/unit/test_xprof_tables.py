@@ -151,6 +151,18 @@ def test_chapter_4_views_say_what_a_cpu_profile_lacks(cpu_profile):
         attention.xprof_views(cpu_profile / "nowhere")
 
 
+def test_chapter_4_says_a_shared_reason_once(cpu_profile, monkeypatch):
+    """Every tool of a CPU profile has the same reason: one paragraph
+    names them all, instead of one paragraph a tool."""
+    from helpers.workbook.ch04_profiling import attention
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    attention.show_xprof_views(attention.xprof_views(cpu_profile))
+    assert len(shown) == 1
+    assert all(tool in shown[0].data for tool in attention.XPROF_TOOLS)
+
+
 def test_chapter_3_xprof_count_gives_the_reason_on_a_cpu(cpu_profile):
     from helpers.workbook.ch03_launches import on_gpu
 

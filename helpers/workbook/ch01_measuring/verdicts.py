@@ -72,9 +72,17 @@ def ceilings(data: dict[str, Any], gpu: str) -> str | None:
         matmul = prose.fill(
             "Its float32 matmul rates at n = {n}, {tf32:.4g} TFLOP/s at "
             "the default precision (TF32) and {highest:.4g} TFLOP/s with "
-            "`precision='highest'`, hold the host's part too; the matmul "
-            "floors below wait for a device-time recording.",
+            "`precision='highest'`, hold the host's part too, so they are "
+            "lower bounds on the rate, and the matmul floors computed from "
+            "them are too high by the same factor.",
             n=data["matmul_n"], tf32=mm.default, highest=mm.highest)
+        applied = _matmul_sizes(data) - {data["matmul_n"]}
+        if applied and matmul:
+            matmul += (f" And it measured the rate at n = {data['matmul_n']}"
+                       f" but applies it to a product of n = "
+                       f"{', '.join(map(str, sorted(applied)))}: a rate "
+                       "depends on the size, so the floors table below "
+                       "marks that product's fraction as an error.")
     return " ".join(part for part in (source, clocks, matmul) if part)
 
 
@@ -137,9 +145,7 @@ def compile_time(data: dict[str, Any], gpu: str) -> str | None:
     if not recording.by_device_clock(data):
         return prose.fill(
             "On the {gpu}, the first call of `tanh(a @ a) * 2` took "
-            "{first:.4g} ms; the recording kept no steady-state time or "
-            "compile stages for it.", gpu=gpu,
-            first=data.get("first_call_ms"))
+            "{first:.4g} ms.", gpu=gpu, first=data.get("first_call_ms"))
     part = data["compile"]
     return prose.fill(
         "On the {gpu}, the first call of `tanh(a @ a) * 2` took {first:.4g} "
@@ -175,8 +181,7 @@ def wall_and_device(data: dict[str, Any], gpu: str) -> str | None:
                  "readings of one profile.")
     agreement = back_to_back_agreement(data)
     if agreement is None:
-        return text + (" Calls timed back to back were not in this "
-                       "recording.")
+        return text
     verdict = ("agree with" if abs(agreement - 1) <= AGREEMENT
                else "do not agree with")
     return text + (f" Timed back to back, ten calls waited for together, "
@@ -245,10 +250,37 @@ def floors(data: dict[str, Any], gpu: str) -> str | None:
     text = lead + (", ".join(reached) if reached else "none") + "."
     if errors:
         text += " " + "; ".join(errors) + "."
-        if not recording.by_device_clock(data):
-            text += (" A device-time recording at the product's size "
-                     "decides it.")
     return text
+
+
+def gaps(data: dict[str, Any], gpu: str) -> str | None:
+    """Once, for the whole chapter: what the reference recording does not
+    hold, so that no section has to say it again. None when it holds
+    everything the chapter reads."""
+    missing = []
+    if not recording.by_device_clock(data):
+        missing.append("its ceilings and its kernels' times of record are "
+                       "wall-clock times, with the host's part of each "
+                       "call (its profile gives the copy's device time)")
+    if "compile" not in data:
+        missing.append("it kept no steady-state time or compile stages "
+                       "for the first call")
+    if back_to_back_agreement(data) is None:
+        missing.append("it timed no calls back to back, so the chapter's "
+                       "goal (back to back against device time) is not "
+                       "decided")
+    if not missing:
+        return None
+    return (f"**About the reference recording.** The {gpu} recording the "
+            "sections below quote holds less than they read: "
+            + "; ".join(missing) + ". Each section says what it does hold.")
+
+
+def _matmul_sizes(data: dict[str, Any]) -> set[int]:
+    """The sizes of the matmuls whose floors the recording computed."""
+    rows = pd.DataFrame(data.get("floors", {"bound": [], "flops (hand)": []}))
+    return {recording.matmul_size(flops) for flops in
+            rows.loc[rows["bound"] != "memory", "flops (hand)"]}
 
 
 # Every paragraph the chapter glues, by its glue name.

@@ -192,6 +192,34 @@ def goal(rows: pd.DataFrame, gpu: str, host_part_us: float | None = None
                    "recording.")
 
 
+def padding(rows: pd.DataFrame, gpu: str) -> str | None:
+    """Whether padding K (*pad K*) beat the default ``a @ b`` at their
+    slowest K in each dtype: the fix the rule suggests, judged by the
+    measurement, not by the rule."""
+    report = goal_report(rows)
+    column = f"worst K={GOAL_KS[0]}..{GOAL_KS[1]}"
+    if ("pad K", "float32") not in report.index:
+        return None
+    pads, defaults, wins = [], [], []
+    for dtype in ("float32", "float64"):
+        pad = report.loc[("pad K", dtype), column]
+        default = report.loc[("a @ b", dtype), column]
+        wins.append(pad > default)
+        pads.append(f"{percent(pad)} in {dtype}")
+        defaults.append(percent(default))
+    if all(wins):
+        verdict = "padding paid in both precisions"
+    elif any(wins):
+        verdict = "padding paid in one precision only"
+    else:
+        verdict = ("padding did not pay: the compiler's choice for the "
+                   "padded shape was no faster than its choice for K as it "
+                   "is")
+    return (f"On the {gpu}, *pad K* at its slowest K reached "
+            f"{' and '.join(pads)} of the copy bandwidth, against "
+            f"{' and '.join(defaults)} for `a @ b`: {verdict}.")
+
+
 def percent(fraction: float) -> str:
     """A fraction as a percentage, or the error above the ceiling.
 

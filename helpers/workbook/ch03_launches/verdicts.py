@@ -49,6 +49,15 @@ def variants_table(data: dict[str, Any]) -> pd.DataFrame:
                   "kernel_us_per_step", "in_graph"]]
 
 
+def variants_for_page(table: pd.DataFrame) -> pd.DataFrame:
+    """`variants_table`'s float32 rows as a page shows them: one row per
+    variant, columns a reader can read (``µs/step GPU``), and none that a
+    recording left empty in every row."""
+    shown = _float32(table).drop(columns="dtype").dropna(axis=1, how="all")
+    return shown.rename(columns=lambda c: c.replace("us_per_step", "µs/step")
+                        .replace("_per_step", "/step").replace("_", " "))
+
+
 def _float32(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["dtype"] == "float32"].set_index("variant")
 

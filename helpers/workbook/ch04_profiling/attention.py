@@ -262,6 +262,33 @@ def xprof_views(folder: str | Path, tools: tuple[str, ...] = XPROF_TOOLS
     return views
 
 
+def show_xprof_views(views: dict[str, Any], where: str = "") -> None:
+    """Display `xprof_views`: each table (the columns the chapter
+    discusses, its first rows) and each reason a tool has nothing, said
+    once for all the tools that share it.
+
+    Args:
+        views: `xprof_views`'s result.
+        where: appended to each table's caption (e.g. which profile).
+    """
+    from IPython.display import Markdown, display
+
+    from helpers.page import tables
+
+    reasons: dict[str, list[str]] = {}
+    for tool, view in views.items():
+        if isinstance(view, str):  # "XProf's <tool> has no rows ..."
+            why = view.removeprefix(f"XProf's {tool} ")
+            reasons.setdefault(why, []).append(tool)
+        else:
+            shown = xprof_tables.key_columns(pd.DataFrame(view), tool)
+            display(tables.tidy(shown.head(8)).set_caption(
+                f"{tool}{', ' + where if where else ''}"))
+    for why, tools in reasons.items():
+        said = f"XProf {why}" if why.startswith("has ") else why
+        display(Markdown(f"**{', '.join(tools)}**: {said}"))
+
+
 def launches_on_gpu(compiler_options: dict[str, Any] | None = None
                     ) -> list[str]:
     """How XLA:GPU launches the block's kernels on an H100 (run through

@@ -66,7 +66,7 @@ def plot(data: dict[str, Any], device: str) -> Any:
                                         1 + noise, color="0.5", alpha=0.35,
                                         linewidth=0)
                 band.set_gid("noise between processes")
-        ax.set(xscale="log", xlabel=f"{label} (log scale)")
+        ax.set(xscale="log", xlabel="× the default's (log scale)")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
         ax.xaxis.set_minor_formatter(NullFormatter())
     axes[0].set_yticks(list(y), [s.removeprefix("--xla_gpu_")

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from helpers.workbook.ch06_xla_flags import flag_runs
 
 LAUNCHES = ("fusion kinds", "custom calls", "kernels")
@@ -54,8 +56,7 @@ def setting(data: dict[str, Any], program: str, flag: str) -> str | None:
     same = same_module(row, default)
     floor = noise(data, program)
     text = f"`{flag}` took {ratio:.2f} times the default's time on *{program}*"
-    if floor is None:
-        text += " (not judged, as said below)"
+    if floor is None:  # `unjudged` says so once, for every setting
         real = None
     else:
         real = abs(ratio - 1) > floor
@@ -146,3 +147,27 @@ def pgle(data: dict[str, Any], gpu: str) -> str | None:
     return text + ("more than PGLE's difference: no effect shown. On one "
                    "GPU there is no communication for PGLE's schedule to "
                    "overlap.")
+
+
+def table(data: dict[str, Any]) -> pd.DataFrame:
+    """The recording's rows as a page shows them: program and setting as
+    the index, times in ms and s, the kernels, and the fusion kinds as
+    words (``kCustom 1, kLoop 1``); columns empty in every row are left
+    out."""
+    rows = []
+    for row in data["rows"]:
+        shown = {"program": row["program"],
+                 "setting": row["flags"].removeprefix("--"),
+                 "median ms": row.get("median s", float("nan")) * 1e3,
+                 "compile s": row.get("compile s"),
+                 "kernels": row.get("kernels")}
+        for column in LAUNCHES[:2]:  # fusion kinds, custom calls
+            counts = row.get(column) or {}
+            shown[column] = ", ".join(f"{k} {n}" for k, n in counts.items())
+        if "error" in row:
+            shown["error"] = row["error"]
+        rows.append(shown)
+    frame = pd.DataFrame(rows).set_index(["program", "setting"])
+    return frame.loc[:, [c for c in frame.columns
+                         if frame[c].astype(str).str.strip().any()
+                         and not frame[c].isna().all()]]

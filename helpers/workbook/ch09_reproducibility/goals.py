@@ -3,8 +3,9 @@
 Each chapter glues the numbers its goal is judged by
 (`helpers.page.prose.glue`). This module reads those glued values from the
 stored ``.ipynb`` files, with the provenance line of the run that produced
-them, and decides each goal: 'met', 'not met', or 'no GPU result yet' when a
-number needed is a GPU measurement nobody has recorded. ``python -m
+them, and decides each goal: 'met', 'not met', or 'needs a device-time
+recording' when a number needed is a GPU measurement by the device's clock
+that the reference GPU's recordings do not hold. ``python -m
 helpers.workbook.ch09_reproducibility.goals`` (``make goals``) prints the
 table.
 """
@@ -19,6 +20,7 @@ from typing import Callable
 import nbformat
 import pandas as pd
 
+from helpers.measuring import recorded
 from helpers.page import prose
 
 MISSING = prose.MISSING  # what glue_text writes for a missing number
@@ -34,12 +36,22 @@ class Goal:
         goal: the goal in words, from the chapter's issue.
         names: the glued values it reads.
         met: given those values (as printed), whether the goal is met.
+        labels: what each value is, in words, for the table (one per name).
+        recording: the reference GPU's recording the values come from,
+            or None when the chapter measures them where it runs.
     """
 
     chapter: str
     goal: str
     names: tuple[str, ...]
     met: Callable[[dict[str, str]], bool]
+    labels: tuple[str, ...]
+    recording: str | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.labels) != len(self.names):
+            raise ValueError(f"{self.chapter}: {len(self.names)} glued "
+                             f"names but {len(self.labels)} labels.")
 
 
 def _percent(text: str) -> float:
@@ -55,29 +67,38 @@ GOALS = [
     Goal("01_measuring", "on the reference GPU, a large array's calls "
          "timed back to back agree with its device time within 5%",
          ("gpu_back_to_back_vs_device",),
-         lambda v: abs(float(v["gpu_back_to_back_vs_device"]) - 100) <= 5),
+         lambda v: abs(float(v["gpu_back_to_back_vs_device"]) - 100) <= 5,
+         ("back-to-back time, % of device time",), "01_measuring/summary"),
     Goal("02_fusion", "at least 85% of the copy bandwidth for every K in "
          "10..50, float32 and float64 (best version)",
          ("gpu_worst_float32", "gpu_worst_float64"),
          lambda v: all(_percent(v[f"gpu_worst_{dtype}"]) >= 85
-                       for dtype in ("float32", "float64"))),
+                       for dtype in ("float32", "float64")),
+         ("float32, worst K", "float64, worst K"), "02_fusion/fixes"),
     Goal("03_launches", "the 8000-step loop is faster on the GPU than on "
          "the CPU", ("one_chain_verdict",),
-         lambda v: v["one_chain_verdict"] == "met"),
-    Goal("04_profiling", "A/A false positives at most 5% and a 3% "
-         "difference found with at least 90% power, each within sampling "
-         "error (one-sided binomial test, 1% level)",
+         lambda v: v["one_chain_verdict"] == "met",
+         ("one chain against the CPU",), "03_launches/goals"),
+    Goal("04_profiling", "on synthetic timings with a known answer: A/A "
+         "false positives at most 5% and a 3% difference found with at "
+         "least 90% power, each within sampling error (one-sided binomial "
+         "test, 1% level)",
          ("aa_random", "power_low", "aa_calibrated", "power_calibrated"),
-         lambda v: v["aa_calibrated"] == v["power_calibrated"] == "yes"),
+         lambda v: v["aa_calibrated"] == v["power_calibrated"] == "yes",
+         ("A/A false positives, %", "lowest power, %",
+          "false positives within 5%", "power within 90%")),
     Goal("05_transformations", "every claim decided by a number on the "
          "reference GPU", ("gpu_claims_decided", "claims_total"),
-         lambda v: v["gpu_claims_decided"] == v["claims_total"]),
+         lambda v: v["gpu_claims_decided"] == v["claims_total"],
+         ("claims decided", "claims"), "05_transformations/claims"),
     Goal("06_xla_flags", "every GPU flag setting measured, with its "
          "compiled module", ("gpu_flag_settings_ok", "gpu_flag_settings"),
-         lambda v: v["gpu_flag_settings_ok"] == v["gpu_flag_settings"]),
+         lambda v: v["gpu_flag_settings_ok"] == v["gpu_flag_settings"],
+         ("settings measured", "settings"), "06_xla_flags/effects"),
     Goal("07_multi_gpu", "every example runs on simulated devices and "
          "matches its single-device reference", ("simulated_examples_ok",),
-         lambda v: v["simulated_examples_ok"] == "yes"),
+         lambda v: v["simulated_examples_ok"] == "yes",
+         ("all match",)),
 ]
 
 
@@ -106,25 +127,48 @@ def provenance(notebook: Path) -> str:
     return "(not executed)"
 
 
+# The verdict of a goal whose numbers the reference GPU's recordings do
+# not hold (the goal needs the device's clock; the recording has the wall).
+UNDECIDED = "needs a device-time recording"
+
+
 def judge(goal: Goal, values: dict[str, str]) -> str:
-    """'met', 'not met', 'no GPU result yet', or 'not glued' when the
-    notebook lacks a value (run it again)."""
+    """'met', 'not met', `UNDECIDED`, or 'not glued' when the notebook
+    lacks a value (run it again)."""
     needed = [values.get(name) for name in goal.names]
     if any(v is None for v in needed):
         return "not glued"
     if any(v == MISSING for v in needed):
-        return "no GPU result yet"
+        return UNDECIDED
     return "met" if goal.met(values) else "not met"
 
 
 def _measured(goal: Goal, values: dict[str, str]) -> str:
-    """The goal's glued values as the table shows them: a value still
-    waiting for its GPU recording is named as such, not left blank."""
+    """The goal's glued values as the table shows them, each by its label:
+    a value the recordings do not hold is said to be absent, not left
+    blank."""
     return "; ".join(
-        f"{name} = " + ("waiting for a GPU recording"
-                        if values.get(name) == MISSING
-                        else values.get(name, "?"))
-        for name in goal.names)
+        f"{label}: " + ("not in the recording" if values.get(name) == MISSING
+                        else values.get(name, "not glued"))
+        for name, label in zip(goal.names, goal.labels))
+
+
+def _run(goal: Goal, notebook: Path) -> str:
+    """Where the goal's numbers were measured: the reference GPU's
+    recording (its device, JAX and date), or the machine that executed
+    the chapter."""
+    if goal.recording is None:
+        if not notebook.exists():
+            return ""
+        parts = provenance(notebook).split(" · ")
+        kept = [parts[0]] + [p for p in parts if p.startswith("jax")]
+        return ", ".join(kept + parts[-1:]) + " (executed)"
+    result = recorded.reference(goal.recording)
+    if result.provenance is None:
+        return "no recording"
+    where = result.provenance
+    return (f"{where['device']}, jax {where['jax']}, "
+            f"{str(where['date'])[:10]} (recorded)")
 
 
 def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
@@ -136,7 +180,7 @@ def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
         values = glued(path) if path.exists() else {}
         rows.append({"chapter": goal.chapter, "goal": goal.goal,
                      "measured": _measured(goal, values),
-                     "run": provenance(path) if path.exists() else "",
+                     "measured on": _run(goal, path),
                      "verdict": judge(goal, values)})
     return pd.DataFrame(rows).set_index("chapter")
 

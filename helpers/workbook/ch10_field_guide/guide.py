@@ -134,23 +134,34 @@ def verdict(measured: dict[str, Any], device: str) -> str:
                 f"after within {SAME - 1:.0%} ({numbers}): this machine does "
                 "not pay for the pattern.")
     if fixed > 0 and slow > fixed:
+        ratio = slow / fixed
+        times = f"{ratio:,.0f}" if ratio >= 1000 else f"{ratio:.3g}"
         return (f"Here, on the {device}, the fix cuts the {what} "
-                f"{slow / fixed:.3g} times ({numbers}).")
+                f"{times} times ({numbers}).")
     return (f"Here, on the {device}, the fix costs more ({numbers}): "
             "the pattern's price is the GPU's, not this machine's.")
 
 
 # --- what the reference GPU recorded of the same patterns -----------------
 
-def loops_on_gpu(goals: dict[str, Any], gpu: str) -> str:
-    """Chapter 3's one chain of 8000 steps on the reference GPU: the
-    thread's loop against the loop in one kernel (wall clock)."""
-    one = goals["one_chain_s"]
-    slow, fast = one["gpu while, traced bound"], one["gpu fused_scan"]
-    return (f"Chapter 3 recorded the same pair on the {gpu}: its 8000-step "
-            f"loop took {slow * 1e3:.3g} ms as the thread wrote it (a while "
-            f"loop of traced length) and {fast * 1e3:.3g} ms as one kernel, "
-            f"{slow / fast:.3g} times less (wall clock of one call).")
+def loop_pair_on_gpu(variants_data: dict[str, Any], gpu: str, slow: str,
+                     fast: str) -> str:
+    """Two of chapter 3's loop variants on the reference GPU (float32, µs
+    a step by the wall clock over the whole loop): the pattern as users
+    wrote it, ``slow``, against the fix the section names, ``fast``."""
+    from helpers.workbook.ch03_launches import verdicts as launches
+
+    table = launches.variants_table(variants_data)
+    per_step = table[table["dtype"] == "float32"].set_index("variant")[
+        "us_per_step GPU"]
+    missing = {slow, fast} - set(per_step.index)
+    if missing:
+        raise KeyError(f"chapter 3's recording has no variant "
+                       f"{sorted(missing)}; it has {list(per_step.index)}")
+    a, b = per_step[slow], per_step[fast]
+    return (f"Chapter 3 recorded the same pair on the {gpu}: *{slow}* took "
+            f"{a:.3g} µs a step and *{fast}* {b:.3g} µs, {a / b:.3g} times "
+            "less (wall clock over the whole loop, float32).")
 
 
 def product_on_gpu(fixes_data: dict[str, Any], gpu: str,

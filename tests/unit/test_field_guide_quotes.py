@@ -1,0 +1,27 @@
+"""The field guide quotes chapter 3's recorded pair for each loop section:
+the pattern as users wrote it against the section's own fix."""
+
+import pytest
+
+from helpers.measuring import recorded
+from helpers.workbook.ch10_field_guide import guide
+
+GPU = "NVIDIA H100 80GB HBM3"
+
+
+def variants():
+    return recorded.load("03_launches/variants")["data"]
+
+
+def test_the_round_trip_section_quotes_traced_against_static_bound():
+    text = guide.loop_pair_on_gpu(variants(), GPU, "while, traced bound",
+                                  "while, static bound")
+    # 18.6 and 6.16 µs a step in the first recording: about 3 times
+    assert "*while, traced bound* took 18.6 µs a step" in text
+    assert "*while, static bound* 6.16 µs, 3.02 times less" in text
+
+
+def test_a_variant_the_recording_lacks_is_named():
+    with pytest.raises(KeyError, match="no variant \\['made up'\\]"):
+        guide.loop_pair_on_gpu(variants(), GPU, "made up",
+                               "while, static bound")
