@@ -136,7 +136,7 @@ def api_status() -> pd.DataFrame:
              "jax.random.key (typed keys)"),
             ("jax.remat", has("jax", "remat"), "jax.checkpoint")]
     return pd.DataFrame(rows, columns=["older API",
-                                       f"in jax {jax.__version__}",
+                                       f"still importable in jax {jax.__version__}",
                                        "use instead"])
 
 
