@@ -69,6 +69,19 @@ KEY_COLUMNS = {  # six at most, so a table fits the page's width
                        "roofline_efficiency"),
 }
 NAME_COLUMNS = {"kernel_name", "operation", "hlo_op_name"}
+# The headers a page shows for those columns: XProf's ids are long enough
+# to make a six-column table wider than the text.
+SHORT_HEADERS = {
+    "kernel_name": "kernel", "registers_per_thread": "registers",
+    "shmem_bytes": "shared bytes", "occupancy_pct": "occupancy %",
+    "is_kernel_using_tensor_core": "tensor cores",
+    "total_duration_us": "total µs", "hlo_op_name": "HLO op",
+    "total_time_us": "total µs", "model_flop_rate": "GFLOP/s (model)",
+    "measured_memory_bw_GiB_s": "GiB/s", "bound_by": "bound by",
+    "host_or_device": "where", "total_self_time_us": "self µs",
+    "measured_flop_rate_GFLOP_s": "GFLOP/s",
+    "operational_intensity_FLOP_Byte": "FLOP/byte",
+    "roofline_efficiency": "of roofline"}
 NAME_CHARS = 40
 # Planes `trim` keeps: the devices, and the HLO modules XProf needs to
 # name ops (the host threads are the bulk of a profile and are dropped).
@@ -190,8 +203,9 @@ def _ops_only(frame: pd.DataFrame) -> pd.DataFrame:
 
 def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:
     """The columns of ``tool``'s table that a page shows (`KEY_COLUMNS`),
-    those this XProf wrote, in that order, with names (a cuBLAS kernel's
-    run past 100 characters) cut to `NAME_CHARS` so the table fits a page.
+    those this XProf wrote, in that order, headed by `SHORT_HEADERS`, with
+    names (a cuBLAS kernel's run past 100 characters) cut to `NAME_CHARS`
+    so the table fits a page.
 
     Raises:
         ValueError: ``tool`` has no key columns, or the frame has none of
@@ -207,7 +221,7 @@ def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:
     shown = frame[kept].copy()
     for column in NAME_COLUMNS & set(kept):
         shown[column] = shown[column].astype(str).map(_cut)
-    return shown
+    return shown.rename(columns=SHORT_HEADERS)
 
 
 def _cut(name: str) -> str:

@@ -178,3 +178,15 @@ def test_the_first_recordings_variants_read_without_empty_columns():
     assert list(shown.columns[:2]) == ["µs/step GPU", "µs/step CPU"]
     assert not shown.isna().all().any()  # no column empty in every row
     assert "while, traced bound" in shown.index
+
+
+def test_adding_while_names_the_loops_it_helped_and_hurt():
+    text = verdicts.command_buffers_story(
+        recorded.load("03_launches/command_buffers")["data"], "a GPU")
+    assert ("made *scan, softplus hoisted* faster but *while, traced "
+            "bound* and *while, static bound* slower per step") in text
+    rows = [{"variant": "v", "dtype": "float32", "us_per_step": 1.0}]
+    faster = [{"variant": "v", "dtype": "float32", "us_per_step": 0.5}]
+    same = verdicts.command_buffers_story(
+        {"default": rows, "default + WHILE": faster}, "a GPU")
+    assert "So putting" not in same  # nothing got slower: no lesson

@@ -223,3 +223,19 @@ def test_bf16_against_the_peak_ratio_reads_the_outcome():
     met = claims.bf16_against_peaks(_precision_table(3.9, 2.0, "device ms"),
                                     "GPU", 2.0)
     assert "reached the prediction" in met and "device's clock" in met
+
+
+def test_the_claims_table_splits_into_verdicts_and_their_numbers():
+    import pandas as pd
+
+    from helpers.workbook.ch05_transformations import claims
+
+    table = pd.DataFrame({"here": ["2 outputs aliased"],
+                          "verdict here": ["holds"],
+                          "reference GPU": ["3 outputs aliased"],
+                          "verdict on the GPU": ["holds"]},
+                         index=pd.Index(["donation"], name="claim"))
+    verdicts, evidence = claims.verdicts_and_evidence(table)
+    assert list(verdicts.columns) == ["verdict here", "verdict on the GPU"]
+    assert evidence == ("- **donation**. here: 2 outputs aliased; "
+                        "reference GPU: 3 outputs aliased.")

@@ -246,11 +246,13 @@ def test_units_in_microseconds_are_named_once():
 def test_key_columns_keep_what_the_page_discusses_in_order():
     kernels = xt.key_columns(xt.table(H100_PROFILE, "kernel_stats"),
                              "kernel_stats")
-    assert list(kernels.columns) == list(xt.KEY_COLUMNS["kernel_stats"])
+    assert list(kernels.columns) == [xt.SHORT_HEADERS.get(c, c) for c in
+                                     xt.KEY_COLUMNS["kernel_stats"]]
+    assert list(kernels.columns[:2]) == ["kernel", "registers"]
     with pytest.raises(ValueError, match="choose one of"):
         xt.key_columns(kernels, "trace_viewer")
     with pytest.raises(ValueError, match="another tool's"):
-        xt.key_columns(kernels[["kernel_name"]], "hlo_stats")
+        xt.key_columns(kernels[["kernel"]], "hlo_stats")
 
 
 def test_xprof_native_notes_stay_off_the_page(capfd):
@@ -307,5 +309,5 @@ def test_key_columns_cut_long_names_to_fit_a_page():
     frame = pd.DataFrame({"kernel_name": [long, "short"],
                           "total_duration_us": [1.0, 2.0]})
     shown = xt.key_columns(frame, "kernel_stats")
-    assert shown["kernel_name"].tolist() == [long[:39] + "…", "short"]
+    assert shown["kernel"].tolist() == [long[:39] + "…", "short"]
     assert frame["kernel_name"][0] == long  # the caller's table untouched

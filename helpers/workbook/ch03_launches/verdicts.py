@@ -235,8 +235,30 @@ def command_buffers_story(data: dict[str, list[dict[str, Any]]],
                  f"{_compare(times[setting][name], default[name])}"
                  for name in default if name in times[setting]]
         sentences.append(f"{label}: " + "; ".join(parts) + ".")
+    sentences.append(_while_lesson(times))
     return (f"On the {gpu}, against the default (µs a step): "
-            + " ".join(sentences))
+            + " ".join(s for s in sentences if s))
+
+
+def _while_lesson(times: dict[str, dict[str, float]]) -> str:
+    """What adding WHILE did, in a sentence: which loops gained and which
+    lost, since a loop inside one graph is a measurement, not a given."""
+    default, whole = times.get("default", {}), times.get("default + WHILE")
+    if not whole:
+        return ""
+    both = [n for n in whole if n in default]
+    faster = [n for n in both if whole[n] * SAME < default[n]]
+    slower = [n for n in both if whole[n] > default[n] * SAME]
+    if not slower:
+        return ""
+
+    def names(loops: list[str]) -> str:
+        return " and ".join(f"*{n}*" for n in loops)
+
+    gained = f"made {names(faster)} faster but " if faster else "made "
+    return (f"So putting the loop itself into the graph {gained}"
+            f"{names(slower)} slower per step on this GPU: whether a loop "
+            "gains from WHILE is measured, loop by loop, not assumed.")
 
 
 def _compare(new: float, old: float) -> str:

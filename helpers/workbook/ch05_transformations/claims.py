@@ -209,3 +209,17 @@ def claims_table(here: dict[str, Any], gpu: dict[str, Any] | None,
             row["reference GPU"], row["verdict on the GPU"] = theirs[claim]
         rows.append(row)
     return pd.DataFrame(rows).set_index("claim")
+
+
+def verdicts_and_evidence(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """`claims_table` split for the page: the verdicts as a narrow table,
+    and the numbers behind them as a Markdown list (a sentence per claim
+    and machine), so no table cell holds a paragraph."""
+    verdicts = table[[c for c in table.columns if c.startswith("verdict")]]
+    measured = [c for c in table.columns if not c.startswith("verdict")]
+    lines = []
+    for claim, row in table.iterrows():
+        said = "; ".join(f"{where}: {row[where]}" for where in measured
+                         if isinstance(row[where], str) and row[where])
+        lines.append(f"- **{claim}**. {said}.")
+    return verdicts, "\n".join(lines)

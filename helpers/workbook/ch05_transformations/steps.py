@@ -135,8 +135,8 @@ def api_status() -> pd.DataFrame:
             ("jax.random.PRNGKey", has("jax.random", "PRNGKey"),
              "jax.random.key (typed keys)"),
             ("jax.remat", has("jax", "remat"), "jax.checkpoint")]
-    return pd.DataFrame(rows, columns=["older API",
-                                       f"still importable in jax {jax.__version__}",
+    importable = f"still importable in jax {jax.__version__}"
+    return pd.DataFrame(rows, columns=["older API", importable,
                                        "use instead"])
 
 
