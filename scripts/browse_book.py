@@ -4,8 +4,9 @@ Headless Chromium (Debian's ``chromium`` and ``chromium-driver``, driven
 by Selenium) opens every page of ``_build/html`` at a laptop's width and
 reports what a reader would trip over:
 
-- an output block wider than the text column (cut off at the page edge;
-  a table that scrolls sideways is not);
+- an output block wider than the text column (cut off at the page edge),
+  and a table that hides more than a few pixels of its columns behind a
+  sideways scroll;
 - a word a table cell breaks over two lines;
 - an image that did not load;
 - literal MyST syntax that did not render (``{glue:text}`...` ``,
@@ -121,8 +122,11 @@ for (const cell of document.querySelectorAll(
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     // a <pre> (a folded traceback) wraps anywhere, as outputs do
     if (node.parentElement.closest('pre')) continue;
-    // a line may break after a hyphen or a slash, never inside a word
-    for (const word of node.textContent.matchAll(/[^\s\-\/]+[\-\/]?/g)) {
+    // a line may break after a hyphen, a slash, a comma or a closing
+    // bracket (a shape and its layout, f32[1000,1000]{1,0}), never inside
+    // a word
+    for (const word of node.textContent.matchAll(
+        /[^\s\-\/,\]]+[\-\/,\]]?/g)) {
       const range = document.createRange();
       range.setStart(node, word.index);
       range.setEnd(node, word.index + word[0].length);
@@ -141,6 +145,16 @@ for (const table of document.querySelectorAll('div.cell_output table')) {
   if (widest > 7) {
     found.push(['table wider than seven columns', `${widest} columns: `
       + table.innerText.trim().slice(0, 60)]);
+  }
+}
+// A table that fits only by scrolling hides its last columns from a
+// reader who does not scroll: a few pixels are forgiven, not a column.
+for (const table of document.querySelectorAll('div.cell_output table')) {
+  if (!shown(table)) continue;
+  const hidden = table.scrollWidth - table.clientWidth;
+  if (hidden > 16) {
+    found.push(['table that scrolls to show its columns',
+      `${hidden} px hidden: ` + table.innerText.trim().slice(0, 60)]);
   }
 }
 // A figure without alt text says nothing to a screen reader.

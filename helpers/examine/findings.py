@@ -194,8 +194,8 @@ class Report:
                 "</p>")
         rows = "".join(_html_row(f, f.confidence) for f in self.findings)
         rows += "".join(_html_row(f, "note") for f in self.notes)
-        table = ("<table><tr><th>pattern</th><th>evidence</th>"
-                 "<th>confidence</th><th>fix</th><th>read</th></tr>"
+        table = ("<table><tr><th>pattern (its section)</th>"
+                 "<th>evidence</th><th>confidence</th><th>fix</th></tr>"
                  f"{rows}</table>") if rows else ""
         skipped = "".join(f"<p>not checked: {html.escape(c)} "
                           f"({html.escape(w)})</p>" for c, w in self.skipped)
@@ -203,7 +203,11 @@ class Report:
 
 
 def _html_row(finding: Finding, confidence: str) -> str:
-    cells = (finding.about.title, finding.evidence, confidence,
-             finding.about.fix)
-    return ("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
-            + f"<td><a href='{finding.about.link}'>read</a></td></tr>")
+    # the pattern links to its section: one column fewer than the text
+    pattern = (f"<a href='{finding.about.link}'>"
+               f"{html.escape(finding.about.title)}</a>")
+    # a shape list (f32[1000,1000,3,25]) may break after its commas
+    evidence = html.escape(finding.evidence).replace(",", ",<wbr>")
+    cells = (html.escape(confidence), html.escape(finding.about.fix))
+    return (f"<tr><td>{pattern}</td><td>{evidence}</td>"
+            + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")

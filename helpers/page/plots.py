@@ -148,16 +148,16 @@ def roofline(copy_bytes_per_s: float, peaks: dict[str, float],
         ax.annotate(f"ridge point\n{ridge:.3g} FLOP/byte", (ridge, low),
                     xycoords=("data", "axes fraction"), fontsize="small",
                     xytext=(4, 8), textcoords="offset points")
-        for i, (row, at) in enumerate(zip(kernels.itertuples(),
-                                          intensity)):
-            rate = row.flops / row.seconds / 1e12
+        rates = kernels["flops"] / kernels["seconds"] / 1e12
+        for row, at, rate in zip(kernels.itertuples(), intensity, rates):
             ax.plot(at, rate, "o", color="black")
-            # alternate right-below and left-above, so kernels of equal
-            # intensity and close rates keep readable labels
-            right = i % 2 == 0
+            # of kernels of about the same intensity, the fastest is
+            # labelled above its point and the others below theirs, so
+            # labels of neighbouring points part instead of meeting
+            near = rates[(intensity / at).between(1 / 3, 3)]
+            above = rate >= near.max()
             ax.annotate(row.kernel, (at, rate), fontsize="small",
-                        xytext=(6, -12) if right else (-6, 6),
-                        ha="left" if right else "right",
+                        xytext=(6, 5) if above else (6, -13),
                         textcoords="offset points")
         ax.set(xscale="log", yscale="log", title=title,
                xlabel="arithmetic intensity (FLOP per byte moved)",

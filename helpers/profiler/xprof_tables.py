@@ -82,7 +82,7 @@ SHORT_HEADERS = {
     "measured_flop_rate_GFLOP_s": "GFLOP/s",
     "operational_intensity_FLOP_Byte": "FLOP/byte",
     "roofline_efficiency": "of roofline"}
-NAME_CHARS = 40
+NAME_CHARS = 32
 # Planes `trim` keeps: the devices, and the HLO modules XProf needs to
 # name ops (the host threads are the bulk of a profile and are dropped).
 # The compile option that turns XLA:GPU's command buffers (CUDA graphs)
@@ -174,9 +174,9 @@ def table(profile_dir: str | Path, tool: str) -> pd.DataFrame:
                    f"command buffer ({', '.join(graphs)}) instead of its "
                    "HLO instruction, which the module does not hold, so "
                    "XProf can give no HLO op its time. Profile with "
-                   "command buffers off for per-op tables: jax.jit(f, "
-                   f"compiler_options={NO_COMMAND_BUFFERS}); kernel_stats "
-                   "and helpers.profiler.trace.load read the kernels as "
+                   "command buffers off for per-op tables: `jax.jit(f, "
+                   f"compiler_options={NO_COMMAND_BUFFERS})`; kernel_stats "
+                   "and `helpers.profiler.trace.load` read the kernels as "
                    "they are")
         elif any(name.startswith("/device:GPU") for name in planes):
             why = ("this GPU profile has kernels, but XProf computes no "

@@ -208,6 +208,33 @@ def for_the_page(registry: pd.DataFrame) -> pd.DataFrame:
         "chapters": registry["chapters"]}, index=registry.index)
 
 
+def as_list(registry: pd.DataFrame) -> str:
+    """The registry as a Markdown list, a flag a line, which reads at any
+    width where a table of long flag names and long defaults does not:
+    the default that applies (XLA:CPU's for an ``xla_cpu`` flag, else
+    XLA:GPU's for an H100, with XLA:CPU's where it differs), the
+    document's default and whether it agrees, and the chapters.
+
+    Args:
+        registry: `table()`'s result.
+    """
+    page = for_the_page(registry)
+    lines = []
+    for flag, row in page.iterrows():
+        cpu_flag = str(flag).startswith("--xla_cpu_")
+        default = (_breakable(registry.loc[flag, "effective, XLA:CPU"])
+                   if cpu_flag else row["default (XLA:GPU, H100)"])
+        parts = [f"default `{default}`"]
+        if not cpu_flag and row["XLA:CPU"] != "same":
+            parts.append(f"XLA:CPU `{row['XLA:CPU']}`")
+        if row["documented"]:
+            parts.append(f"documented {row['documented']}")
+        parts.append(f"chapters {row['chapters']}" if row["chapters"]
+                     else "no chapter names it")
+        lines.append(f"- `{flag}`: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
 def _breakable(value: str) -> str:
     return value.replace(",", ", ")
 

@@ -237,6 +237,7 @@ def test_a_report_reads_as_text_and_as_a_table():
     assert "10_field_guide.html#guide-host-round-trip" in text
     html = report._repr_html_()
     assert "<table>" in html and "href='10_field_guide.html#" in html
+    assert html.count("<th>") == 4  # the pattern links to its section
     assert list(report.table().columns) == ["pattern", "evidence",
                                             "confidence", "fix", "read"]
 
@@ -289,6 +290,25 @@ def test_the_field_guide_verdict_reads_its_numbers():
     assert "cuts the median time 4 times" in guide.verdict(faster, "cpu")
     slower = dict(same, slow=1.0, fixed=3.0)
     assert "costs more" in guide.verdict(slower, "cpu")
+    # donation takes extra memory to nearly zero: no meaningless ratio
+    gone = {"measure": "temporaries + outputs", "unit": "MiB", "slow": 4.0,
+            "fixed": 1.5e-5}
+    text = guide.verdict(gone, "cpu")
+    assert "from 4 MiB to almost nothing (1.5e-05 MiB)" in text
+    assert "times" not in text
+    # a Pallas fix timed in the interpreter decides nothing
+    interpreted = dict(faster, interpreted=True)
+    assert "Pallas's interpreter" in guide.verdict(interpreted, "cpu")
+
+
+def test_each_field_guide_case_shows_two_different_pieces_of_code():
+    from helpers.page import tables
+    from helpers.workbook.ch10_field_guide import cases, guide
+
+    for name, case in cases.CASES.items():
+        slow, fixed = (tables.show_code(f).data
+                       for f in guide.code_shown(case))
+        assert slow != fixed, name
 
 
 def test_the_workshop_box_examines_pasted_code():

@@ -119,6 +119,19 @@ def test_the_page_shows_four_columns_and_cpu_only_where_it_differs():
                                         "false (differs)"]
 
 
+def test_the_registry_reads_as_a_list_a_flag_a_line():
+    registry = pd.DataFrame({
+        "effective, XLA:GPU (H100)": ["3", "A,B"],
+        "effective, XLA:CPU": ["2", "X,Y"],
+        "documented": ["3", ""], "document agrees": ["yes", ""],
+        "chapters": ["06", ""]},
+        index=["--xla_level", "--xla_cpu_kinds"])
+    assert flag_registry.as_list(registry).splitlines() == [
+        "- `--xla_level`: default `3`; XLA:CPU `2`; documented 3 (agrees); "
+        "chapters 06",
+        "- `--xla_cpu_kinds`: default `X, Y`; no chapter names it"]
+
+
 def test_the_chapters_using_a_flag_come_from_their_text(tmp_path):
     (tmp_path / "01_one.md").write_text("Set `--xla_dump_to=/tmp/x`.")
     (tmp_path / "02_two.md").write_text(

@@ -88,8 +88,16 @@ def test_the_settings_table_reads_as_words_not_dicts():
          "median s": 2e-3, "compile s": 0.5, "kernels": 2,
          "fusion kinds": {"kLoop": 1, "kCustom": 1}, "custom calls": {}}]}
     shown = verdicts.table(data)
-    assert list(shown.columns) == ["median ms", "compile s", "kernels",
-                                   "fusion kinds"]  # no empty column
-    row = shown.loc[("p", "xla_gpu_autotune_level=0")]
-    assert row["median ms"] == 2.0
-    assert row["fusion kinds"] == "kLoop 1, kCustom 1"
+    assert list(shown.columns) == ["ms", "kernels",
+                                   "fusions"]  # no empty column
+    row = shown.loc[("p", "autotune_level=0")]
+    assert row["ms"] == 2.0
+    assert row["fusions"] == "kLoop 1, kCustom 1"
+
+
+def test_a_setting_is_decided_only_with_the_noise_and_the_digests():
+    first = recorded.load("06_xla_flags/effects")["data"]
+    assert not verdicts.decided(first, "matmul_epilogue",
+                                "--xla_gpu_triton_gemm_any=false")
+    assert verdicts.decided(effects(1.02, 1.5, "bbb"), "matmul_epilogue",
+                            "--flag")

@@ -309,5 +309,6 @@ def test_key_columns_cut_long_names_to_fit_a_page():
     frame = pd.DataFrame({"kernel_name": [long, "short"],
                           "total_duration_us": [1.0, 2.0]})
     shown = xt.key_columns(frame, "kernel_stats")
-    assert shown["kernel"].tolist() == [long[:39] + "…", "short"]
+    cut = long[:xt.NAME_CHARS - 1] + "…"
+    assert shown["kernel"].tolist() == [cut, "short"]
     assert frame["kernel_name"][0] == long  # the caller's table untouched

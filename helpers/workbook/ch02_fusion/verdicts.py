@@ -188,8 +188,8 @@ def goal(rows: pd.DataFrame, gpu: str, host_part_us: float | None = None
         text += (f", and chapter 1's recording measured the host's part of "
                  f"a blocked call on the same GPU at {host_part_us:.0f} µs")
     return text + (f": the fractions are lower bounds, and the "
-                   f"{GOAL:.0%} goal is decided by the device-time "
-                   "recording.")
+                   f"{GOAL:.0%} goal needs a device-time recording to be "
+                   "decided.")
 
 
 def padding(rows: pd.DataFrame, gpu: str) -> str | None:

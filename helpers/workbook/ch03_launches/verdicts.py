@@ -316,10 +316,16 @@ def one_chain(data: dict[str, Any], gpu: str,
     if clock == "device" and wall is not None:
         text += (f" By the wall clock, with the host's part of the call, "
                  f"the ratio is {wall / cpu:.2f}.")
-    elif clock == "wall":
-        text += (" That is the wall clock, the host's part of the GPU call "
-                 "included; a device-time recording tells the kernel's own "
-                 "time.")
+    elif clock == "wall" and host_part_us is not None:
+        net = gpu_s - host_part_us * 1e-6
+        text += (f" That is the wall clock, the host's part of the GPU call "
+                 f"included. Less that part (chapter 1's {host_part_us:.0f} "
+                 f"µs a blocked call), a step takes about "
+                 f"{net / steps * 1e9:.3g} ns against the CPU's "
+                 f"{cpu / steps * 1e9:.3g} ns: "
+                 + ("under" if net <= cpu else "over")
+                 + " the budget, by a margin the wall clock alone cannot "
+                 "settle, so the verdict stands on the wall clock.")
     return text + " " + _floor(data, steps, host_part_us)
 
 
@@ -337,12 +343,12 @@ def _floor(data: dict[str, Any], steps: int,
         return ""
     text = (f"A fused loop whose step is one multiply-add took "
             f"{wall * 1e3:.3g} ms for the whole call by the wall clock")
-    if host_part_us is not None:
-        text += (f", and chapter 1's recording measured the host's part "
-                 f"of a blocked call on this GPU at {host_part_us:.0f} µs")
-    return text + (": the kernel's own time per step is below what this "
-                   "recording resolves, and the device-time recording "
-                   "gives it.")
+    if host_part_us is None:
+        return text + "."
+    return text + (f"; less the host's part, about "
+                   f"{(wall - host_part_us * 1e-6) / steps * 1e9:.3g} ns a "
+                   "step: the floor the prediction above charged each "
+                   "operation.")
 
 
 def many_chains(data: dict[str, Any], gpu: str) -> str | None:

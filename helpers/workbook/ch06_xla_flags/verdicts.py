@@ -80,6 +80,16 @@ def setting(data: dict[str, Any], program: str, flag: str) -> str | None:
     return text + module + "." + verdict
 
 
+def decided(data: dict[str, Any], program: str, flag: str) -> bool:
+    """Whether the recording decides a setting: it ran without error, the
+    default ran twice (the noise is known) and both modules' digests were
+    kept (the compiled programs can be compared)."""
+    rows = _rows(data, program)
+    return (flag in rows and "(none)" in rows
+            and noise(data, program) is not None
+            and same_module(rows[flag], rows["(none)"]) is not None)
+
+
 def unjudged(data: dict[str, Any], program: str) -> str | None:
     """Once for a recording that cannot judge its settings: what it
     lacks (a second run of the default, the modules' digests). None when
@@ -151,19 +161,19 @@ def pgle(data: dict[str, Any], gpu: str) -> str | None:
 
 def table(data: dict[str, Any]) -> pd.DataFrame:
     """The recording's rows as a page shows them: program and setting as
-    the index, times in ms and s, the kernels, and the fusion kinds as
-    words (``kCustom 1, kLoop 1``); columns empty in every row are left
-    out."""
+    the index (a flag without its ``--xla_gpu_`` prefix), the median in
+    ms, the kernels, and the fusion kinds as words (``kCustom 1, kLoop
+    1``); columns empty in every row are left out. (The compile times are
+    in the figure and the autotuning paragraph.)"""
     rows = []
     for row in data["rows"]:
         shown = {"program": row["program"],
-                 "setting": row["flags"].removeprefix("--"),
-                 "median ms": row.get("median s", float("nan")) * 1e3,
-                 "compile s": row.get("compile s"),
+                 "setting": row["flags"].removeprefix("--xla_gpu_"),
+                 "ms": row.get("median s", float("nan")) * 1e3,
                  "kernels": row.get("kernels")}
-        for column in LAUNCHES[:2]:  # fusion kinds, custom calls
+        for column, header in zip(LAUNCHES[:2], ("fusions", "custom calls")):
             counts = row.get(column) or {}
-            shown[column] = ", ".join(f"{k} {n}" for k, n in counts.items())
+            shown[header] = ", ".join(f"{k} {n}" for k, n in counts.items())
         if "error" in row:
             shown["error"] = row["error"]
         rows.append(shown)

@@ -16,7 +16,7 @@ import jax
 import pandas as pd
 
 from helpers.examine import Report, examine
-from helpers.measuring import bench
+from helpers.measuring import bench, machine
 from helpers.workbook.ch10_field_guide.cases import CASES, Case
 
 
@@ -58,7 +58,8 @@ def before_after(case: Case, repeat: int = 20) -> dict[str, Any]:
                     "fixed": _memory_mib(case.fixed, args)}
         return {"measure": "median time", "unit": "ms",
                 "slow": _median_ms(case.slow, args, repeat),
-                "fixed": _median_ms(case.fixed, args, repeat)}
+                "fixed": _median_ms(case.fixed, args, repeat),
+                "interpreted": case.pallas_fix and not machine.on_gpu()}
 
 
 def _median_ms(fn: Any, args: tuple[Any, ...], repeat: int) -> float:
@@ -97,16 +98,24 @@ def summary(gpu: bool = True) -> list[dict[str, Any]]:
     return rows
 
 
+def code_shown(case: Case) -> tuple[Any, Any]:
+    """The two functions a case's section shows: the slow and the fixed
+    version, or, for a fix in the calls rather than the function (padding
+    the lengths), the two ways of calling it."""
+    if case.calls and case.slow is case.fixed:
+        return case.calls
+    return case.slow, case.fixed
+
+
 def show(case: Case, gpu: bool = True) -> dict[str, Any]:
     """Display a case as its section shows it: the two versions' code,
     what `examine` finds in each, and the before/after measured here.
     Returns the before/after, for the prose."""
     from IPython.display import display
 
-    from helpers.measuring import machine
     from helpers.page import tables
 
-    display(tables.show_code(case.slow, case.fixed))
+    display(tables.show_code(*code_shown(case)))
     slow, fixed = reports(case, gpu)
     display(slow)
     display(fixed)
@@ -129,10 +138,17 @@ def verdict(measured: dict[str, Any], device: str) -> str:
     what = measured["measure"]
     unit = f" {measured['unit']}" if measured["unit"] else ""
     numbers = f"{slow:.3g}{unit} before, {fixed:.3g}{unit} after"
+    if measured.get("interpreted"):
+        return (f"Here, on the {device}, the fix ran in Pallas's "
+                f"interpreter ({numbers}), whose time says nothing about "
+                "a kernel's speed: the GPU's numbers decide.")
     if fixed > 0 and 1 / SAME <= slow / fixed <= SAME:
         return (f"Here, on the {device}, the {what} is the same before and "
                 f"after within {SAME - 1:.0%} ({numbers}): this machine does "
                 "not pay for the pattern.")
+    if slow > 0 and fixed < slow / 1000:  # a ratio would mean nothing
+        return (f"Here, on the {device}, the fix takes the {what} from "
+                f"{slow:.3g}{unit} to almost nothing ({fixed:.2g}{unit}).")
     if fixed > 0 and slow > fixed:
         ratio = slow / fixed
         times = f"{ratio:,.0f}" if ratio >= 1000 else f"{ratio:.3g}"
