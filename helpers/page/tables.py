@@ -103,9 +103,10 @@ def tidy_display() -> bool:
     return True
 
 
-def show_code(*functions: Callable[..., Any]) -> Code:
+def show_code(*functions: Callable[..., Any]) -> Code | FoldedCode:
     """The source of public functions of `helpers`, highlighted, for the
-    text to discuss.
+    text to discuss: shown whole up to `SHOWN_LINES` lines, folded under a
+    title beyond (a `FoldedCode`).
 
     Raises:
         ValueError: for a private function (its name starts with ``_``):
@@ -128,7 +129,41 @@ def show_code(*functions: Callable[..., Any]) -> Code:
     from IPython.display import Code
 
     source = "\n\n".join(inspect.getsource(f).rstrip() for f in functions)
-    return Code(source, language="python")
+    code = Code(source, language="python")
+    lines = source.count("\n") + 1
+    if lines <= SHOWN_LINES:
+        return code
+    names = ", ".join(f"`{f.__name__}`" for f in functions)
+    return FoldedCode(f"The source of {names} ({lines} lines): open to "
+                      "read it", code)
+
+
+# A listing longer than this is folded under a title: the page shows only
+# teaching code of a readable length, and the rest on a click.
+SHOWN_LINES = 15
+
+
+class FoldedCode:
+    """Highlighted source folded under a title (`show_code` for a long
+    listing); ``data`` is the source, as `IPython.display.Code`'s is.
+
+    Example:
+        >>> from IPython.display import Code
+        >>> folded = FoldedCode("The source", Code("x = 1"))
+        >>> folded.data, "<details>" in folded._repr_html_()
+        ('x = 1', True)
+    """
+
+    def __init__(self, title: str, code: Any) -> None:
+        self.title, self.code, self.data = title, code, code.data
+
+    def _repr_html_(self) -> str:
+        import html
+        return (f"<details><summary>{html.escape(self.title)}</summary>"
+                f"{self.code._repr_html_()}</details>")
+
+    def __repr__(self) -> str:
+        return f"{self.title}\n{self.data}"
 
 
 class Folded:

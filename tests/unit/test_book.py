@@ -76,6 +76,14 @@ def test_show_code_highlights_public_functions_only():
     assert shown.data.startswith("def split_step(")
     assert "def run_steps(" in shown.data
     assert 'class="highlight"' in shown._repr_html_()
+    # a listing longer than a screen's worth is folded under its title
+    assert shown.data.count("\n") + 1 > tables.SHOWN_LINES
+    assert shown._repr_html_().startswith(
+        "<details><summary>The source of `split_step`, `run_steps` (")
+    from helpers.workbook.ch10_field_guide import cases
+
+    short = tables.show_code(cases.step)  # three lines
+    assert "<details>" not in short._repr_html_()
     with pytest.raises(ValueError, match="private"):
         tables.show_code(tables._unnamed_rows)
     with pytest.raises(TypeError, match="one or more"):
