@@ -10,6 +10,8 @@ they came from.
 
 from __future__ import annotations
 
+import itertools
+
 from typing import Any, Sequence
 
 import matplotlib as mpl
@@ -192,29 +194,47 @@ def ring(devices: int) -> Any:
 
 
 def pipeline_schedule(stages: int, microbatches: int,
-                      labels: Sequence[str] | None = None) -> Any:
+                      labels: Sequence[str] | None = None,
+                      repeats: int = 1) -> Any:
     """A pipeline's forward schedule: stage s works on microbatch m at
     step s + m; the empty corners are the *bubble*, (stages - 1) of every
-    stages + microbatches - 1 steps per stage."""
-    if stages < 1 or microbatches < 1:
-        raise ValueError(f"need stages and microbatches >= 1, got {stages} "
-                         f"and {microbatches}.")
-    total = stages + microbatches - 1
+    repeats x microbatches + stages - 1 steps per stage.
+
+    With ``repeats`` > 1 the pipeline is *circular*: the last stage hands
+    each microbatch back to the first, and trip r of microbatch m reaches
+    stage s at step r x microbatches + m + s (later trips hatched). That
+    needs at least as many microbatches as stages, or a returning
+    microbatch would find stage 0 busy.
+    """
+    if stages < 1 or microbatches < 1 or repeats < 1:
+        raise ValueError(f"need stages, microbatches and repeats >= 1, got "
+                         f"{stages}, {microbatches} and {repeats}.")
+    if repeats > 1 and microbatches < stages:
+        raise ValueError(f"a circular pipeline needs microbatches >= stages "
+                         f"({microbatches} < {stages}): a microbatch coming "
+                         "back would find stage 0 still busy.")
+    total = repeats * microbatches + stages - 1
     colors = plt.get_cmap("tab10")
     with mpl.rc_context(BOOK_STYLE):
-        fig, ax = plt.subplots(figsize=(7.5, 0.6 * stages + 1.2),
+        fig, ax = plt.subplots(figsize=(max(7.5, 0.55 * total),
+                                        0.6 * stages + 1.2),
                                layout="constrained")
-        for s in range(stages):
-            for m in range(microbatches):
-                ax.add_patch(Rectangle((s + m, s), 0.95, 0.9,
-                                       color=colors(m % 10)))
-                ax.text(s + m + 0.47, s + 0.45, f"mb {m}", ha="center",
-                        va="center", color="white", fontsize="small")
+        for s, m, r in itertools.product(range(stages), range(microbatches),
+                                         range(repeats)):
+            step = r * microbatches + m + s
+            ax.add_patch(Rectangle((step, s), 0.95, 0.9,
+                                   facecolor=colors(m % 10),
+                                   hatch="//" if r else None,
+                                   edgecolor="white"))
+            ax.text(step + 0.47, s + 0.45, f"mb {m}", ha="center",
+                    va="center", color="white", fontsize="small")
         bubble = (stages - 1) / total
+        trips = (f", {repeats} trips around the ring (later ones hatched)"
+                 if repeats > 1 else "")
         ax.set(xlim=(0, total), ylim=(stages, 0), xlabel="step",
                yticks=np.arange(stages) + 0.45,
                yticklabels=labels or [f"stage {s}" for s in range(stages)],
-               title=f"{stages} stages, {microbatches} microbatches: each "
-                     f"stage idles {bubble:.0%} of the steps (the bubble)")
+               title=f"{stages} stages, {microbatches} microbatches{trips}: "
+                     f"each stage idles {bubble:.0%} of the steps")
         ax.grid(False)
     return fig

@@ -43,6 +43,19 @@ def test_pipeline_schedule_names_its_bubble():
     assert len(fig.axes[0].patches) == 4 * 6
 
 
+def test_a_circular_schedule_takes_each_microbatch_around_again():
+    fig = diagrams.pipeline_schedule(4, 5, repeats=2)
+    ax = fig.axes[0]
+    # the source's loop: 2 x 5 + 4 - 1 = 13 steps, 3 of them idle
+    assert ax.get_xlim() == (0, 13)
+    assert "2 trips around the ring" in ax.get_title()
+    assert "idles 23%" in ax.get_title()
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(ax.patches) == 2 * 4 * 5 and len(hatched) == 4 * 5
+    with pytest.raises(ValueError, match="microbatches >= stages"):
+        diagrams.pipeline_schedule(4, 3, repeats=2)
+
+
 def test_mesh_and_ring_draw_every_device():
     texts = [t.get_text() for t in diagrams.mesh(
         (2, 4), ("data", "model")).axes[0].texts]
