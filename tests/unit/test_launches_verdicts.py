@@ -190,3 +190,15 @@ def test_adding_while_names_the_loops_it_helped_and_hurt():
     same = verdicts.command_buffers_story(
         {"default": rows, "default + WHILE": faster}, "a GPU")
     assert "So putting" not in same  # nothing got slower: no lesson
+
+
+def test_one_chain_says_whether_the_host_part_could_flip_the_verdict():
+    data = recorded.load("03_launches/goals")["data"]
+    flips = verdicts.one_chain(data, "a GPU", 154.764)
+    assert "197 ns against the CPU's 212 ns: under the budget, the other " \
+           "side of the verdict" in flips
+    clear = dict(data, one_chain_s={**data["one_chain_s"],
+                                    "gpu fused_scan, triton": 0.0030})
+    text = verdicts.one_chain(clear, "a GPU", 154.764)
+    assert "goal is not met" in text and "over the budget, the same " \
+           "verdict." in text

@@ -98,6 +98,12 @@ def one_chain(data: dict[str, Any], host_part_us: float | None,
     return OneChainPrediction(budget, floor, estimate)
 
 
+def net_step_s(call_s: float, steps: int, host_part_us: float) -> float:
+    """A wall-clock call's time per step less the host's part of one call
+    (chapter 1's): what a step takes inside the kernel, roughly."""
+    return (call_s - host_part_us * 1e-6) / steps
+
+
 def _floor(data: dict[str, Any],
            host_part_us: float | None) -> arithmetic.Worked | None:
     """A one-multiply-add step's time: by the device's clock when recorded,

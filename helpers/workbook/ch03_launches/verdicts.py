@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from helpers.workbook.ch03_launches import predictions
+
 # A setting or variant is "faster" or "slower" than another only beyond
 # this ratio; within it, the two are the same.
 SAME = 1.10
@@ -317,15 +319,16 @@ def one_chain(data: dict[str, Any], gpu: str,
         text += (f" By the wall clock, with the host's part of the call, "
                  f"the ratio is {wall / cpu:.2f}.")
     elif clock == "wall" and host_part_us is not None:
-        net = gpu_s - host_part_us * 1e-6
+        net = predictions.net_step_s(gpu_s, steps, host_part_us)
+        within = net <= cpu / steps
         text += (f" That is the wall clock, the host's part of the GPU call "
                  f"included. Less that part (chapter 1's {host_part_us:.0f} "
-                 f"µs a blocked call), a step takes about "
-                 f"{net / steps * 1e9:.3g} ns against the CPU's "
-                 f"{cpu / steps * 1e9:.3g} ns: "
-                 + ("under" if net <= cpu else "over")
-                 + " the budget, by a margin the wall clock alone cannot "
-                 "settle, so the verdict stands on the wall clock.")
+                 f"µs a blocked call), a step takes about {net * 1e9:.3g} ns "
+                 f"against the CPU's {cpu / steps * 1e9:.3g} ns: "
+                 + ("under" if within else "over") + " the budget"
+                 + (", the other side of the verdict, which therefore stands "
+                    "on the wall clock until device time settles it."
+                    if within != (ratio <= 1) else ", the same verdict."))
     return text + " " + _floor(data, steps, host_part_us)
 
 
@@ -345,8 +348,8 @@ def _floor(data: dict[str, Any], steps: int,
             f"{wall * 1e3:.3g} ms for the whole call by the wall clock")
     if host_part_us is None:
         return text + "."
-    return text + (f"; less the host's part, about "
-                   f"{(wall - host_part_us * 1e-6) / steps * 1e9:.3g} ns a "
+    net = predictions.net_step_s(wall, steps, host_part_us)
+    return text + (f"; less the host's part, about {net * 1e9:.3g} ns a "
                    "step: the floor the prediction above charged each "
                    "operation.")
 

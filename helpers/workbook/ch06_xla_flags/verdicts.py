@@ -178,6 +178,4 @@ def table(data: dict[str, Any]) -> pd.DataFrame:
             shown["error"] = row["error"]
         rows.append(shown)
     frame = pd.DataFrame(rows).set_index(["program", "setting"])
-    return frame.loc[:, [c for c in frame.columns
-                         if frame[c].astype(str).str.strip().any()
-                         and not frame[c].isna().all()]]
+    return frame.loc[:, frame.replace("", None).notna().any()]

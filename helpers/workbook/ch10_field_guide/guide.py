@@ -167,9 +167,8 @@ def loop_pair_on_gpu(variants_data: dict[str, Any], gpu: str, slow: str,
     wrote it, ``slow``, against the fix the section names, ``fast``."""
     from helpers.workbook.ch03_launches import verdicts as launches
 
-    table = launches.variants_table(variants_data)
-    per_step = table[table["dtype"] == "float32"].set_index("variant")[
-        "us_per_step GPU"]
+    per_step = launches.variants_for_page(
+        launches.variants_table(variants_data))["µs/step GPU"]
     missing = {slow, fast} - set(per_step.index)
     if missing:
         raise KeyError(f"chapter 3's recording has no variant "
