@@ -157,6 +157,19 @@ for (const table of document.querySelectorAll('div.cell_output table')) {
       `${hidden} px hidden: ` + table.innerText.trim().slice(0, 60)]);
   }
 }
+// A displayed formula wider than the column: MathJax clips it (its
+// span.math hides what overflows), so the end of the line is lost.
+for (const math of document.querySelectorAll('div.math span.math')) {
+  if (!shown(math)) continue;
+  const hidden = math.scrollWidth - math.getBoundingClientRect().width;
+  if (hidden > 1) {
+    // its TeX source: MathJax's rendered text holds characters that do
+    // not survive the trip back to Python
+    const tex = math.closest('div.math').querySelector('script');
+    found.push(['formula wider than the column', `${Math.round(hidden)} px `
+      + 'cut off: ' + (tex ? tex.textContent : '').trim().slice(0, 60)]);
+  }
+}
 // A figure without alt text says nothing to a screen reader.
 for (const img of document.querySelectorAll('div.cell_output img')) {
   if (!(img.getAttribute('alt') || '').trim()) {

@@ -41,6 +41,11 @@ FAULTS = {
                       "solution visible without a click"),
     "raw_formula": ("<p>A product costs \\(2n^3\\) operations.</p>",
                     "formula not typeset"),
+    "wide_formula": ("<div class='math'><span class='math' style='display:"
+                     "inline-block;width:200px;overflow:hidden'><span style="
+                     "'display:inline-block;width:900px'>c = a + b</span>"
+                     "</span><script type='math/tex; mode=display'>c = a + b"
+                     "</script></div>", "formula wider than the column"),
     "made_up_label": ("<p>As the docs say [<a href='references.html#id1'>"
                       "TheJauthorsb</a>].</p>",
                       "citation label without author and year"),

@@ -53,7 +53,8 @@ class Quantity:
 
     def shown(self) -> str:
         """The value in its unit, as LaTeX (``'3.03\\,\\text{TB/s}'``)."""
-        return latex_number(self.value / self.per_unit) + _unit(self.unit)
+        return latex_number(_in_units(self.value, self.per_unit)) + _unit(
+            self.unit)
 
 
 def quantity(symbol: str, value: float, unit: str = "",
@@ -73,12 +74,15 @@ class Worked:
     symbolic: str
     with_numbers: str
     result: str
+    exact: bool = False  # the result is written in full, not rounded
 
     @property
     def latex(self) -> str:
-        """The whole line: symbol = formula = numbers = result."""
+        """The whole line: symbol = formula = numbers = result (``=`` when
+        the result is written exactly, else ``\\approx``)."""
+        sign = "=" if self.exact else r"\approx"
         return (f"{self.symbol} = {self.symbolic} = {self.with_numbers} "
-                f"\\approx {self.result}")
+                f"{sign} {self.result}")
 
     def markdown(self) -> str:
         """The line as a displayed equation, for MyST and Jupyter."""
@@ -115,24 +119,36 @@ def worked(symbol: str, expression: str, *, unit: str = "",
     tree = _parse(expression)
     _check_names(tree, quantities, expression)
     value = _evaluate(tree.body, quantities)
+    shown = _in_units(value, per_unit)
     return Worked(
         symbol, value,
         _latex(tree.body, lambda name: quantities[name].symbol, r"\cdot"),
         _latex(tree.body, lambda name: quantities[name].shown(), r"\times"),
-        latex_number(value / per_unit) + _unit(unit))
+        latex_number(shown) + _unit(unit),
+        exact=isinstance(shown, int) and abs(shown) < 10 ** 6)
+
+
+def _in_units(value: float, per_unit: float) -> float:
+    """``value`` in shown units; a whole count stays a whole number."""
+    if isinstance(value, int) and per_unit == 1:
+        return value
+    return value / per_unit
 
 
 def latex_number(value: float) -> str:
     """A number to three significant figures, in LaTeX: thousands apart,
-    powers of ten for the very large and very small.
+    powers of ten for the very large and very small. A Python ``int``
+    below a million (a count, a size) is written exactly.
 
     Example:
         >>> print(latex_number(8000), latex_number(3.0312),
-        ...       latex_number(2.5e-9))
-        8\\,000 3.03 2.5 \\times 10^{-9}
+        ...       latex_number(2.5e-9), latex_number(1024))
+        8\\,000 3.03 2.5 \\times 10^{-9} 1\\,024
     """
     if value == 0:
         return "0"
+    if isinstance(value, int) and abs(value) < 10 ** 6:
+        return f"{value:,}".replace(",", r"\,")
     magnitude = math.floor(math.log10(abs(value)))
     if magnitude >= 6 or magnitude <= -4:
         mantissa = float(f"{value / 10 ** magnitude:.3g}")

@@ -50,6 +50,18 @@ def test_numbers_have_three_significant_figures(value, text):
     assert latex_number(value) == text
 
 
+def test_counts_and_sizes_are_written_exactly_and_equal_their_result():
+    line = worked("n", "2 * L + w", L=quantity("L", 6),
+                  w=quantity("w", 1024))
+    assert line.with_numbers == r"2 \times 6 + 1\,024"
+    assert line.latex.endswith(r"= 1\,036")  # a count: '=', not '\approx'
+    rate = worked("r", "w / t", w=quantity("w", 1024),
+                  t=quantity("t", 3.0))
+    assert rate.latex.endswith(r"\approx 341")
+    assert latex_number(4096) == r"4\,096"
+    assert latex_number(4096.0) == r"4\,100"  # a measured float: rounded
+
+
 def test_unknown_names_are_named():
     with pytest.raises(KeyError, match=r"\['rate'\].*name=quantity"):
         worked("t", "flops / rate", flops=quantity("F", 1.0))
@@ -74,3 +86,9 @@ def test_missing_numbers_are_refused():
         quantity("B", None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="per_unit"):
         quantity("B", 1.0, "GB/s", 0)
+
+
+def test_a_count_shown_in_larger_units_is_rounded_and_says_so():
+    line = worked("m", "n * b", unit="kB", per_unit=1e3,
+                  n=quantity("n", 55296), b=quantity("b", 4, "B"))
+    assert line.latex.endswith(r"\approx 221\,\text{kB}")

@@ -46,6 +46,25 @@ def test_each_collective_compiles_to_its_op_and_matches_numpy(n):
     assert shift["groups or pairs"] == tuple(collectives.ring(n))
 
 
+def test_who_holds_what_reads_each_result_back_as_its_chunks():
+    held = collectives.who_holds_what(meshes.mesh((3,), ("d",)), "d")
+    assert held["before"][1] == [(1, "B0"), (1, "B1"), (1, "B2")]
+    assert held["psum → all-reduce"][2] == [(None, "Σ0"), (None, "Σ1"),
+                                            (None, "Σ2")]
+    assert len(held["all_gather → all-gather"][0]) == 9
+    assert held["psum_scatter → reduce-scatter"] == [
+        [(None, "Σ0")], [(None, "Σ1")], [(None, "Σ2")]]
+    assert held["ppermute (ring shift) → collective-permute"][0] == \
+        held["before"][2]
+    assert held["all_to_all → all-to-all"][1] == [(0, "A1"), (1, "B1"),
+                                                  (2, "C1")]
+
+
+def test_who_holds_what_refuses_an_axis_it_cannot_name():
+    with pytest.raises(ValueError, match="2 to 5 devices, not 8"):
+        collectives.who_holds_what(meshes.mesh((8,), ("d",)), "d")
+
+
 def test_groups_follow_the_mesh_axis(grid):
     assert collectives.groups_of(grid, "model") == ((0, 1, 2, 3),
                                                     (4, 5, 6, 7))

@@ -23,14 +23,21 @@ H100_SXM_PEAK_FLOPS = {"float32": 66.9e12, "tf32": 494.7e12,
                        "bfloat16": 989.4e12}
 
 
+def donation_width(sizes: dict[str, Any]) -> int:
+    """The width of the MLP whose step donation is measured on: eight
+    times the chapter's width, so its parameters show in the live bytes."""
+    return 8 * sizes["width"]
+
+
 def measure(sizes: dict[str, Any]) -> dict[str, Any]:
     """Every experiment of the chapter at the given sizes, as JSON-ready
     data (the reference recording runs it with `GPU_SIZES`)."""
     width = sizes["width"]
     return {
+        "sizes": sizes,
         "retraces": transforms.retrace_table()["traced again"].tolist(),
         "compile_vs_run": transforms.compile_vs_run(2 * width, 32),
-        "donation": transforms.donation(8 * width),
+        "donation": transforms.donation(donation_width(sizes)),
         "vmap": transforms.vmap_vs_loop(width, sizes["batches"])
         .to_dict("list"),
         "scan": transforms.scan_vs_unrolled(width, sizes["lengths"])
@@ -42,6 +49,13 @@ def measure(sizes: dict[str, Any]) -> dict[str, Any]:
         "precision": steps.precision_table(sizes["matmuls"])
         .to_dict("list"),
     }
+
+
+def sizes_of(data: dict[str, Any]) -> dict[str, Any]:
+    """The sizes a recording of `measure` ran at. The first H100 recording
+    (2026-11-23) predates the ``sizes`` key; it ran at `GPU_SIZES`, which
+    have not changed since the chapter was written."""
+    return data.get("sizes", GPU_SIZES)
 
 
 def measure_on_gpu() -> dict[str, Any]:

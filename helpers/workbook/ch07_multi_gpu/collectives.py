@@ -82,6 +82,51 @@ def collective_table(mesh: jax.sharding.Mesh, axis: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# A chunk as a picture shows it: the device it came from (None for a sum
+# over all devices) and its label.
+Chunk = tuple[int | None, str]
+DEVICE_NAMES = "ABCDE"  # a letter per device: chunk 'B2' is device 1's third
+
+
+def who_holds_what(mesh: jax.sharding.Mesh, axis: str
+                   ) -> dict[str, list[list[Chunk]]]:
+    """What every device holds before and after each collective, chunk by
+    chunk, as JAX computed it.
+
+    Device d's block is p chunks, chunk j holding the number 2 ** (d p + j),
+    so every result reads back as the chunks it was made of: one bit is a
+    chunk moved, p bits a sum over the devices. Keys are 'before' and
+    'name → HLO operation'; values list each device's chunks."""
+    p = mesh.shape[axis]
+    if not 2 <= p <= len(DEVICE_NAMES):
+        raise ValueError(f"the picture names devices {DEVICE_NAMES[0]} to "
+                         f"{DEVICE_NAMES[-1]}: use a mesh axis of 2 to "
+                         f"{len(DEVICE_NAMES)} devices, not {p}.")
+    bits = (2 ** np.arange(p * p, dtype=np.int64)).reshape(p, p)
+    x = jax.device_put(jnp.asarray(bits, jnp.int32),
+                       NamedSharding(mesh, P(axis)))
+    held = {"before": [[_chunk(v, p) for v in row] for row in bits]}
+    for name, (body, _) in COLLECTIVES.items():
+        fn = on_each_device(body, mesh, axis)
+        (op,) = hlo.collectives(fn, x)
+        held[f"{name} → {op.kind}"] = [
+            [_chunk(int(v), p) for v in row] for row in np.asarray(fn(x))]
+    return held
+
+
+def _chunk(value: int, p: int) -> Chunk:
+    """The chunk(s) a number of `who_holds_what` is made of."""
+    parts = [i for i in range(p * p) if value >> i & 1]
+    devices = {i // p for i in parts}
+    chunks = {i % p for i in parts}
+    if len(parts) == 1:
+        return parts[0] // p, f"{DEVICE_NAMES[parts[0] // p]}{parts[0] % p}"
+    if len(chunks) == 1 and len(devices) == p:
+        return None, f"Σ{chunks.pop()}"
+    raise ValueError(f"{value} mixes chunks {parts}: no collective of "
+                     "this chapter makes that.")
+
+
 def groups_of(mesh: jax.sharding.Mesh, axis: str) -> tuple[tuple[int, ...],
                                                            ...]:
     """The replica groups of a psum over one axis of a 2-D mesh."""

@@ -1,0 +1,227 @@
+"""Chapter 5's predictions: what each transformation should do, worked
+out on paper (`helpers.page.arithmetic`) before the chapter measures it,
+and a sentence comparing each prediction with the measurement.
+
+Every number comes from the chapter's sizes or from a recording: nothing
+here is typed in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from helpers.page import arithmetic
+from helpers.page.arithmetic import Worked
+from helpers.workbook.ch05_transformations import claims
+
+q = arithmetic.quantity
+FLOAT32_BYTES = 4
+
+
+def host_part_s(chapter_1: dict[str, Any]) -> float:
+    """The host's part of one small blocked call, from chapter 1's
+    recording: its first profiled call's wall time less its kernel time."""
+    first = pd.DataFrame(chapter_1["profile"]).iloc[0]
+    return float(first["wall_us"] - first["kernel_us"]) * 1e-6
+
+
+# --- jit: donation --------------------------------------------------------
+
+def donation_saving(width: int, layers: int) -> Worked:
+    """The memory donation should free after a step: the old parameters,
+    ``layers`` float32 matrices of ``width`` x ``width``."""
+    return arithmetic.worked(
+        r"M_\text{saved}", "L * n ** 2 * b", unit="MB", per_unit=1e6,
+        L=q("L", layers), n=q("n", width),
+        b=q("b", FLOAT32_BYTES, "B"))
+
+
+def donation_saved_mb(data: dict[str, Any]) -> float:
+    """The live megabytes donation saved in a `transforms.donation` run
+    (``data`` as `claims.measure` returns it)."""
+    kept, donated = data["donation"]["kept"], data["donation"]["donated"]
+    return float(kept["live MB"] - donated["live MB"])
+
+
+def donation_verdict(predicted: Worked, saved_mb: float, where: str) -> str:
+    """How the memory donation freed on ``where`` compares with the
+    prediction."""
+    share = saved_mb * 1e6 / predicted.value
+    agree = ("exactly the old parameters" if abs(share - 1) < 0.01 else
+             f"{share:.2f} times the old parameters' size")
+    return (f"{where}, donation left {saved_mb:.3g} MB fewer bytes alive "
+            f"against {predicted.value / 1e6:.3g} MB predicted: {agree}.")
+
+
+def donation_on_reference(data: dict[str, Any], device: str, layers: int
+                          ) -> str:
+    """The reference GPU's paragraph on donation: the claim's verdict, and
+    the memory freed against the prediction at the recording's sizes."""
+    width = claims.donation_width(claims.sizes_of(data))
+    return " ".join((
+        claims.on_reference(data, device,
+                            "donate_argnums reuses the input buffers"),
+        donation_verdict(donation_saving(width, layers),
+                         donation_saved_mb(data), "At the recording's sizes")))
+
+
+# --- scan: compile and run time -------------------------------------------
+
+def _by_length(table: dict[str, list]) -> pd.DataFrame:
+    """A scan table (`transforms.scan_vs_unrolled`) indexed by length and
+    version."""
+    return pd.DataFrame(table).set_index(["length", "version"]).sort_index()
+
+
+def unrolled_compile(table: dict[str, list]) -> tuple[Worked, Worked]:
+    """The unrolled loop's compile time at the longest length T, if it
+    grows as its program does (one body per step): its extra cost a step
+    over the scan, seen at the second-longest length T' (the shortest also
+    pays the first compile's start-up), times T, on top of the scan's
+    compile time at T. Returns (cost a step, compile time at T)."""
+    frame = _by_length(table)
+    lengths = sorted(frame.index.get_level_values("length").unique())
+    if len(lengths) < 2:
+        raise ValueError(f"need compile times at two lengths or more to "
+                         f"extrapolate, got {lengths}.")
+    short, long = lengths[-2], lengths[-1]
+    ms = frame["compile ms"] * 1e-3
+    per_step = arithmetic.worked(
+        r"\delta", "(unrolled - scan) / t_short", unit="ms", per_unit=1e-3,
+        unrolled=q(r"c_\text{unrolled}(T')", ms[short, "unrolled"], "ms",
+                   1e-3),
+        scan=q(r"c_\text{scan}(T')", ms[short, "scan"], "ms", 1e-3),
+        t_short=q("T'", short))
+    total = arithmetic.worked(
+        r"c_\text{unrolled}(T)", "scan + T * step", unit="s",
+        scan=q(r"c_\text{scan}(T)", ms[long, "scan"], "ms", 1e-3),
+        T=q("T", long), step=q(r"\delta", per_step.value, "ms", 1e-3))
+    return per_step, total
+
+
+def compile_verdict(table: dict[str, list], predicted: Worked,
+                    where: str) -> str:
+    """The unrolled loop's measured compile time at the longest length
+    against `unrolled_compile`'s prediction."""
+    frame = _by_length(table)
+    long = frame.index.get_level_values("length").max()
+    measured = frame.loc[(long, "unrolled"), "compile ms"] * 1e-3
+    share = measured / predicted.value
+    if share > 1.2:
+        how = "compile time grew faster than the program"
+    elif share < 1 / 1.2:
+        how = "the compiler's fixed costs weigh more than assumed"
+    else:
+        how = "compile time grew in step with the program"
+    return (f"{where}, the unrolled loop of {long} steps compiled in "
+            f"{measured:.3g} s, {share:.2f} times the {predicted.value:.3g} "
+            f"s predicted: {how}.")
+
+
+def loop_steps(chapter_3_gpu: list[dict[str, Any]]) -> pd.Series:
+    """Chapter 3's recorded time a step of each XLA loop (its `while` and
+    `scan` variants in float32, not the one-kernel Pallas loop), in
+    seconds."""
+    rows = pd.DataFrame(chapter_3_gpu)
+    xla_loop = rows["variant"].str.match(r"(while|scan),") & (
+        rows["dtype"] == "float32")
+    return rows[xla_loop].set_index("variant")["us_per_step"] * 1e-6
+
+
+def scan_run_range(steps: int, step_s: pd.Series, host_s: float
+                   ) -> tuple[Worked, Worked]:
+    """A scan of ``steps`` small steps on the reference GPU, if each step
+    costs what one of chapter 3's XLA loop steps did (``step_s``): the
+    call's host part plus the steps at the cheapest and the dearest."""
+    def bound(name: str, step: float) -> Worked:
+        return arithmetic.worked(
+            rf"t_\text{{scan, {name}}}", "host + T * step", unit="ms",
+            per_unit=1e-3, T=q("T", steps),
+            host=q(r"t_\text{host}", host_s, "µs", 1e-6),
+            step=q(rf"s_\text{{{name}}}", step, "µs", 1e-6))
+    return bound("min", float(step_s.min())), bound("max", float(step_s.max()))
+
+
+def scan_run_verdict(table: dict[str, list], low: Worked, high: Worked,
+                     host_s: float) -> str:
+    """The recorded scan at the longest length against `scan_run_range`,
+    and each version's time a step less the call's host part."""
+    frame = _by_length(table)
+    long = int(frame.index.get_level_values("length").max())
+    run = frame.xs(long, level="length")["run ms"] * 1e-3
+    per_step = (run - host_s) / long
+    if low.value <= run["scan"] <= high.value:
+        where = "inside the range chapter 3's loop steps span"
+    else:
+        where = ("below" if run["scan"] < low.value else "above") + \
+            " the range chapter 3's loop steps span"
+    return (f"The scan of {long} steps ran in "
+            f"{run['scan'] * 1e3:.3g} ms (wall clock), {where}: "
+            f"{per_step['scan'] * 1e6:.3g} µs a step, against "
+            f"{per_step['unrolled'] * 1e6:.3g} µs a step unrolled, whose "
+            "steps are a straight sequence of kernels with no loop to run.")
+
+
+def scan_on_reference(data: dict[str, Any], device: str,
+                      run_range: tuple[Worked, Worked] | None,
+                      host_s: float | None) -> str:
+    """The reference GPU's paragraph on scan: the claim's verdict, the
+    unrolled compile time against its extrapolation, and, given
+    `scan_run_range`'s bounds, the scan's run time against them."""
+    parts = [claims.on_reference(
+                 data, device, "scan instead of a Python loop for long loops"),
+             compile_verdict(data["scan"], unrolled_compile(data["scan"])[1],
+                             "There")]
+    if run_range is not None and host_s is not None:
+        parts.append(scan_run_verdict(data["scan"], *run_range, host_s))
+    return " ".join(parts)
+
+
+# --- remat: products and memory -----------------------------------------
+
+def remat_products(layers: int) -> tuple[Worked, Worked]:
+    """Matrix products of the residual blocks' gradient. Each block has
+    two forward; backward, each needs one for its weight's gradient and
+    one for its input's, except the first block's first product, whose
+    input is the data. Checkpointed, each block computes its first
+    product once more (its second's output is not needed backward)."""
+    blocks = q("L", layers)
+    plain = arithmetic.worked(r"n_\text{plain}", "2 * L + (4 * L - 1)",
+                              L=blocks)
+    remat = arithmetic.worked(r"n_\text{remat}", "n + L", L=blocks,
+                              n=q(r"n_\text{plain}", plain.value))
+    return plain, remat
+
+
+def remat_bytes(width: int, hidden: int, layers: int
+                ) -> tuple[Worked, Worked]:
+    """Bytes each example keeps for the backward pass. Plain, every block
+    keeps its input (``width`` floats) and both hidden values (the product
+    and its gelu); checkpointed, every block keeps its input, and one
+    block at a time recomputes its two hidden values."""
+    sizes = {"L": q("L", layers), "w": q("w", width), "h": q("h", hidden),
+             "b": q("b", FLOAT32_BYTES, "B")}
+    plain = arithmetic.worked(r"m_\text{plain}", "L * (w + 2 * h) * b",
+                              unit="kB", per_unit=1e3, **sizes)
+    remat = arithmetic.worked(r"m_\text{remat}", "(L * w + 2 * h) * b",
+                              unit="kB", per_unit=1e3, **sizes)
+    return plain, remat
+
+
+def remat_verdict(compiled: pd.DataFrame, products: tuple[Worked, Worked],
+                  memory: tuple[Worked, Worked], where: str) -> str:
+    """XLA's compiled products and bytes per example (rows ``remat``
+    False and True, as `transforms.remat_on_gpu` gives them) against the
+    predictions."""
+    dots = [int(compiled.loc[flag, "dots"]) for flag in (False, True)]
+    wanted = [round(w.value) for w in products]
+    said = ("exactly as predicted" if dots == wanted else
+            f"against {wanted[0]} and {wanted[1]} predicted")
+    per_example = [compiled.loc[flag, "bytes per example"] / m.value
+                   for flag, m in zip((False, True), memory)]
+    return (f"{where}, the plain and checkpointed gradients compile to "
+            f"{dots[0]} and {dots[1]} matrix products, {said}; each "
+            f"example adds {per_example[0]:.2f} and {per_example[1]:.2f} "
+            "times the predicted bytes to the step's peak.")
