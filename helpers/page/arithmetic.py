@@ -18,8 +18,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-# How a unit is typeset: micro as the Greek letter, the rest upright.
-_UNIT_LATEX = {"µs": r"\mu\text{s}", "us": r"\mu\text{s}"}
+# How a unit is typeset: micro as the Greek letter, per cent escaped (a
+# bare % starts a TeX comment), the rest upright.
+_UNIT_LATEX = {"µs": r"\mu\text{s}", "us": r"\mu\text{s}", "%": r"\%"}
 
 
 @dataclass(frozen=True)

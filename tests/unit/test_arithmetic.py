@@ -92,3 +92,9 @@ def test_a_count_shown_in_larger_units_is_rounded_and_says_so():
     line = worked("m", "n * b", unit="kB", per_unit=1e3,
                   n=quantity("n", 55296), b=quantity("b", 4, "B"))
     assert line.latex.endswith(r"\approx 221\,\text{kB}")
+
+
+def test_a_percentage_is_escaped_for_tex():
+    line = worked("P", "1 - a", unit="%", per_unit=0.01,
+                  a=quantity("a", 0.63))
+    assert line.result == r"37\,\%"

@@ -18,6 +18,7 @@ from jax.sharding import PartitionSpec as P
 
 from helpers.measuring import bench
 from helpers.multi_device import meshes
+from helpers.page import arithmetic
 from helpers.xla import hlo
 
 # Each collective as a shard_map body over axis `a` (each device holds a
@@ -239,6 +240,40 @@ def plan_table(mesh: jax.sharding.Mesh, params: list[dict[str, jax.Array]],
     counts = [c for c in table.columns if c != "gradients match one device"]
     return table[counts + ["gradients match one device"]].astype(
         {c: int for c in counts})
+
+
+def predicted_collectives(layers: int
+                          ) -> dict[str, tuple[str, arithmetic.Worked]]:
+    """Each plan's collectives before any combining, for ``layers``
+    blocks of two weights, as (column of `plan_table`, worked count):
+    data parallel sums each weight's gradient; tensor parallel sums each
+    block's output forward and each block's input gradient backward (not
+    the first block's: its input is the data); FSDP gathers each weight
+    once before use."""
+    blocks = arithmetic.quantity("L", layers)
+    return {
+        "data parallel": ("all-reduce", arithmetic.worked(
+            r"n_\text{all-reduce}^\text{DP}", "2 * L", L=blocks)),
+        "tensor parallel (Megatron)": ("all-reduce", arithmetic.worked(
+            r"n_\text{all-reduce}^\text{TP}", "2 * L - 1", L=blocks)),
+        "fully sharded (FSDP)": ("all-gather", arithmetic.worked(
+            r"n_\text{all-gather}^\text{FSDP}", "2 * L", L=blocks)),
+    }
+
+
+def plan_verdicts(plans: pd.DataFrame,
+                  predicted: dict[str, tuple[str, arithmetic.Worked]]) -> str:
+    """How `plan_table`'s counts compare with `predicted_collectives`, a
+    clause per plan, naming a count the combiner merged."""
+    said = []
+    for plan, (column, count) in predicted.items():
+        got, want = int(plans.loc[plan, column]), round(count.value)
+        how = ("as predicted" if got == want else
+               f"merged from {want} by the combiner" if got < want else
+               f"more than the {want} predicted")
+        said.append(f"{plan}, {got} {column}{'s' if got != 1 else ''} "
+                    f"({how})")
+    return "Compiled: " + "; ".join(said) + "."
 
 
 # --- the all-reduce combiner ---------------------------------------------
