@@ -48,3 +48,18 @@ def test_no_prediction_without_the_numbers_it_needs():
     assert predictions.one_chain(goals(), 300.0, 13) is None
     with pytest.raises(ValueError, match="at least one floating-point"):
         predictions.one_chain(goals(), 160.0, 0)
+
+
+def test_unroll_launch_model_holds_until_launches_get_cheaper():
+    rows = pd.DataFrame({"unroll": [1, 2, 4, 8],
+                         "launches_per_step": [3.0, 1.5, 1.0, 0.75],
+                         "us_per_step": [15.0, 7.7, 5.8, 0.94]})
+    assert predictions.unroll_by_launches(rows).tolist() == \
+        pytest.approx([15.0, 7.5, 5.0, 3.75])
+    assert predictions.unroll_worked(rows).value == pytest.approx(3.75e-6)
+    said = predictions.unroll_verdict(rows)
+    assert "within 25% at unroll 2 and 4" in said
+    assert "From unroll 8 on" in said and "0.94 against 3.75" in said
+    steady = rows.assign(us_per_step=[15.0, 7.5, 5.0, 3.7])
+    assert predictions.unroll_verdict(steady).endswith(
+        "unroll 2, 4 and 8.")

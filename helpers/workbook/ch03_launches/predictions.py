@@ -123,3 +123,58 @@ def _floor(data: dict[str, Any],
         per_unit=1e-9, steps=steps,
         wall=q(r"T_\text{one op}", wall_s, "µs", 1e-6),
         host=q(r"t_\text{host}", host_part_us * 1e-6, "µs", 1e-6))
+
+
+# --- unrolling: a step's time from its launches ---------------------------
+
+def unroll_by_launches(rows: pd.DataFrame) -> pd.Series:
+    """Each unroll factor's µs a step if every launch cost what it cost at
+    the smallest factor: launches a step (from the compiled module) times
+    that factor's µs per launch. ``rows`` as `variants.measure_unroll`
+    records them."""
+    first = rows.loc[rows["unroll"].idxmin()]
+    return rows["launches_per_step"] * (first["us_per_step"]
+                                        / first["launches_per_step"])
+
+
+def unroll_worked(rows: pd.DataFrame) -> arithmetic.Worked:
+    """`unroll_by_launches` at the largest factor, written out."""
+    first = rows.loc[rows["unroll"].idxmin()]
+    last = rows.loc[rows["unroll"].idxmax()]
+    q = arithmetic.quantity
+    k, k1 = int(last["unroll"]), int(first["unroll"])
+    return arithmetic.worked(
+        rf"t({k})", "n_k * t_1 / n_1", unit="µs", per_unit=1e-6,
+        n_k=q(f"n({k})", float(last["launches_per_step"])),
+        t_1=q(f"t({k1})", first["us_per_step"] * 1e-6, "µs", 1e-6),
+        n_1=q(f"n({k1})", float(first["launches_per_step"])))
+
+
+def unroll_verdict(rows: pd.DataFrame) -> str:
+    """Where the launch model held on the recording's device and where the
+    measured step fell below it (launches that became cheaper than at
+    unroll 1)."""
+    predicted = unroll_by_launches(rows)
+    ratio = rows["us_per_step"] / predicted
+    later = rows["unroll"] > rows["unroll"].min()
+    held = rows.loc[later & ratio.between(0.8, 1.25), "unroll"].tolist()
+    cheaper = rows.loc[later & (ratio < 0.5)]
+    said = ("The launch count predicted the time a step within 25% at "
+            f"unroll {_and(held)}" if held else "The launch count predicted "
+            "no unroll factor's time within 25%")
+    if cheaper.empty:
+        return said + "."
+    k = int(cheaper["unroll"].iloc[0])
+    got = float(cheaper["us_per_step"].iloc[0])
+    want = float(predicted[cheaper.index[0]])
+    return (f"{said}. From unroll {k} on a step took less than half the "
+            f"prediction ({got:.3g} against {want:.3g} µs): the launches "
+            "themselves became cheaper than at unroll "
+            f"{int(rows['unroll'].min())}.")
+
+
+def _and(items: list[Any]) -> str:
+    """'2', '2 and 4', '2, 4 and 8'."""
+    words = [str(i) for i in items]
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 \
+        else words[0]
