@@ -170,6 +170,15 @@ for (const math of document.querySelectorAll('div.math span.math')) {
       + 'cut off: ' + (tex ? tex.textContent : '').trim().slice(0, 60)]);
   }
 }
+// The page's contents beside the text: an entry wider than the sidebar
+// makes it scroll sideways and cuts the entries' ends off.
+for (const side of document.querySelectorAll('.bd-sidebar-secondary')) {
+  const hidden = side.scrollWidth - side.clientWidth;
+  if (shown(side) && hidden > 1) {
+    found.push(['contents sidebar scrolls sideways',
+      `${hidden} px hidden: ` + side.innerText.trim().slice(0, 60)]);
+  }
+}
 // A figure without alt text says nothing to a screen reader.
 for (const img of document.querySelectorAll('div.cell_output img')) {
   if (!(img.getAttribute('alt') || '').trim()) {

@@ -46,6 +46,10 @@ FAULTS = {
                      "'display:inline-block;width:900px'>c = a + b</span>"
                      "</span><script type='math/tex; mode=display'>c = a + b"
                      "</script></div>", "formula wider than the column"),
+    "wide_contents": ("<div class='bd-sidebar-secondary' style='width:120px;"
+                      "overflow-x:auto'><code style='white-space:nowrap'>"
+                      "helpers.measuring.stats.compare</code></div>",
+                      "contents sidebar scrolls sideways"),
     "made_up_label": ("<p>As the docs say [<a href='references.html#id1'>"
                       "TheJauthorsb</a>].</p>",
                       "citation label without author and year"),

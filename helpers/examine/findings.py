@@ -52,7 +52,8 @@ PATTERNS: dict[str, Pattern] = {
         "XLA:GPU fuses a reduction over short rows as kLoop: each thread "
         "walks its own row, and a warp's loads land far apart",
         "pad the reduced axis to 32, or change the layout so rows are "
-        "contiguous and long (chapter 2)", "guide-kloop-reduction"),
+        "contiguous and long, and keep it only if it times faster on your "
+        "GPU (chapter 2)", "guide-kloop-reduction"),
     "tiny-dot": Pattern(
         "matrix product with a tiny dimension",
         "a batched dot whose output or contracted dimension is a few "

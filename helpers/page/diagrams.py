@@ -219,7 +219,7 @@ def device_blocks(panels: dict[str, Sequence[Sequence[tuple[int | None,
     with mpl.rc_context(BOOK_STYLE):
         fig, axes = plt.subplots(
             grid_rows, columns, squeeze=False, layout="constrained",
-            figsize=(7.5, grid_rows * (0.32 * devices + 0.7)))
+            figsize=(7.5, grid_rows * (0.36 * devices + 0.7)))
         for ax in axes.flat[len(panels):]:
             ax.axis("off")
         for ax, (title, rows) in zip(axes.flat, panels.items()):
@@ -229,7 +229,7 @@ def device_blocks(panels: dict[str, Sequence[Sequence[tuple[int | None,
                         (j, d), 0.95, 0.9, edgecolor="white",
                         facecolor=IDLE if origin is None else colors(origin)))
                     ax.text(j + 0.47, d + 0.45, label, ha="center",
-                            va="center", fontsize=8,
+                            va="center", fontsize=9,
                             color="black" if origin is None else "white")
             ax.set(xlim=(0, widest), ylim=(devices, 0), xticks=[],
                    yticks=np.arange(devices) + 0.45,
@@ -273,8 +273,12 @@ def pipeline_schedule(stages: int, microbatches: int,
                                    facecolor=colors(m % 10),
                                    hatch="//" if r else None,
                                    edgecolor="white"))
+            # a later trip's label sits on a patch of its colour, clear
+            # of the hatching
             ax.text(step + 0.47, s + 0.45, f"mb {m}", ha="center",
-                    va="center", color="white", fontsize="small")
+                    va="center", color="white", fontsize="small",
+                    bbox={"facecolor": colors(m % 10), "edgecolor": "none",
+                          "pad": 1} if r else None)
         bubble = (stages - 1) / total
         trips = (f", {repeats} trips around the ring (later ones hatched)"
                  if repeats > 1 else "")

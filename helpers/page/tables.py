@@ -149,8 +149,9 @@ class FoldedCode:
 
     Example:
         >>> from IPython.display import Code
-        >>> folded = FoldedCode("The source", Code("x = 1"))
-        >>> folded.data, "<details>" in folded._repr_html_()
+        >>> folded = FoldedCode("The source of `f`", Code("x = 1"))
+        >>> folded.data, "<summary>The source of <code>f</code>" in (
+        ...     folded._repr_html_())
         ('x = 1', True)
     """
 
@@ -159,7 +160,11 @@ class FoldedCode:
 
     def _repr_html_(self) -> str:
         import html
-        return (f"<details><summary>{html.escape(self.title)}</summary>"
+        import re
+        # a name in backticks reads as code, as it would in the prose
+        title = re.sub(r"`([^`]+)`", r"<code>\1</code>",
+                       html.escape(self.title))
+        return (f"<details><summary>{title}</summary>"
                 f"{self.code._repr_html_()}</details>")
 
     def __repr__(self) -> str:

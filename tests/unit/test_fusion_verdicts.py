@@ -144,3 +144,18 @@ def test_padding_is_judged_by_the_measurement(pad32, pad64, says):
 def test_padding_needs_a_padded_version():
     rows = fusion_verdicts.table(recording({}))
     assert fusion_verdicts.padding(rows, GPU) is None
+
+
+@pytest.mark.parametrize("slow25, pad, says", [
+    (1.0, 2.0, "K = 25 was not slower than K = 35 and padding did not pay"),
+    (5.0, 0.5, "K = 25 was slower than K = 35 and padding paid"),
+])
+def test_the_closing_list_says_what_the_reference_gpu_showed(slow25, pad,
+                                                             says):
+    times = {("a @ b", d, 25): slow25 for d in ("float32", "float64")}
+    times |= {("pad K", d, k): pad for d in ("float32", "float64")
+              for k in (10, 25, 35, 50)}
+    rows = fusion_verdicts.table(recording(times, ("a @ b", "pad K")))
+    text = fusion_verdicts.on_the_reference(rows, rows, GPU)
+    assert says in text and "device time" in text
+    assert fusion_verdicts.on_the_reference(None, rows, GPU) is None

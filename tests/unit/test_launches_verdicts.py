@@ -1,5 +1,6 @@
 """Chapter 3's computed sentences: each flips with the data behind it."""
 
+import pandas as pd
 import pytest
 
 from helpers.measuring import recorded
@@ -202,3 +203,19 @@ def test_one_chain_says_whether_the_host_part_could_flip_the_verdict():
     text = verdicts.one_chain(clear, "a GPU", 154.764)
     assert "goal is not met" in text and "over the budget, the same " \
            "verdict." in text
+
+
+def test_hoisting_says_when_it_slowed_a_step_and_why():
+    table = pd.DataFrame({
+        "variant": ["scan, split per step", "scan, noise outside"],
+        "dtype": ["float32", "float32"],
+        "us_per_step GPU": [6.36, 12.8]})
+    lost = {"scan, split per step": True, "scan, noise outside": False}
+    text = verdicts.hoisting(table, "GPU", lost)
+    assert "slower (6.36 → 12.8 µs): the smaller body lost its CUDA graph" \
+        in text
+    kept = {"scan, split per step": True, "scan, noise outside": True}
+    assert "time a hoist" in verdicts.hoisting(table, "GPU", kept)
+    faster = table.assign(**{"us_per_step GPU": [12.8, 6.36]})
+    assert "from 12.8 to 6.36" in verdicts.hoisting(faster, "GPU",
+                                                             lost)

@@ -220,6 +220,37 @@ def padding(rows: pd.DataFrame, gpu: str) -> str | None:
             f"{' and '.join(defaults)} for `a @ b`: {verdict}.")
 
 
+def on_the_reference(sweep: pd.DataFrame | None, fixes: pd.DataFrame | None,
+                     gpu: str) -> str | None:
+    """What the chapter's two lessons came to on the reference GPU, in one
+    sentence for its closing list: whether K = 25 was slower than K = 35
+    (in either precision), and whether padding K beat ``a @ b`` at their
+    slowest K (in both)."""
+    if sweep is None or fixes is None:
+        return None
+    ratios = []
+    for dtype in ("float32", "float64"):
+        slow, fast = _time(sweep, 25, dtype), _time(sweep, 35, dtype)
+        if slow is None or fast is None:
+            return None
+        ratios.append(slow / fast)
+    report = goal_report(fixes)
+    column = f"worst K={GOAL_KS[0]}..{GOAL_KS[1]}"
+    if ("pad K", "float32") not in report.index:
+        return None
+    cliff = any(ratio > CLIFF for ratio in ratios)
+    paid = all(report.loc[("pad K", d), column]
+               > report.loc[("a @ b", d), column]
+               for d in ("float32", "float64"))
+    clock = ("device time" if fixes["clock"].iloc[0] == "device" else
+             "wall clock")
+    return (f"On the reference GPU ({gpu}, {clock}), K = 25 was "
+            f"{'slower' if cliff else 'not slower'} than K = 35 and padding "
+            f"{'paid' if paid else 'did not pay'}: what the rule costs, and "
+            "what a fix gains, depend on the GPU and the JAX, so time both "
+            "on yours.")
+
+
 def percent(fraction: float) -> str:
     """A fraction as a percentage, or the error above the ceiling.
 

@@ -187,6 +187,28 @@ def round_trip(table: pd.DataFrame, gpu: str) -> str | None:
             "(by the wall clock of the whole call).")
 
 
+def hoisting(table: pd.DataFrame, gpu: str,
+             graphs: dict[str, bool]) -> str | None:
+    """What drawing the noise before the loop did to a step on the
+    reference GPU, for the closing list, and whether the body lost its
+    CUDA graph on the way (``graphs`` as `in_graph` gives it)."""
+    rows = _float32(table)
+    split, outside = (_time(rows, "scan, split per step"),
+                      _time(rows, "scan, noise outside"))
+    if split is None or outside is None:
+        return None
+    if outside <= split * SAME:
+        return (f"On the {gpu} it took a step from {split:.3g} to "
+                f"{outside:.3g} µs.")
+    lost = (graphs.get("scan, split per step") is True
+            and graphs.get("scan, noise outside") is False)
+    why = (": the smaller body lost its CUDA graph, so check the graph "
+           "after hoisting" if lost else ", so time a hoist before "
+           "keeping it")
+    return (f"On the {gpu}, though, drawing the noise outside made a step "
+            f"slower ({split:.3g} → {outside:.3g} µs){why}.")
+
+
 def unroll_story(rows: list[dict[str, Any]], min_graph_size: Any,
                  gpu: str) -> str | None:
     """Where unrolling gained most, and whether that is where the loop's

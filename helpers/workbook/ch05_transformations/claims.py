@@ -196,9 +196,9 @@ def bf16_against_peaks(data: dict[str, Any], device: str,
              f"reached {share:.0%} of the predicted speed-up")
     clock = ("by the device's clock" if column == "device ms" else
              "by the wall clock, the host's part of each call included")
-    return (f"On the {device}, at n = {p['n'].max()}, bf16 ran "
-            f"{measured:.2f} times as fast as the default float32 path "
-            f"({clock}): it {reach} of {predicted:.2g} times.")
+    return (f"Against the peak rates: bf16's {measured:.2f} times the "
+            f"default float32 path at n = {p['n'].max()} ({clock}) "
+            f"{reach} of {predicted:.2g} times.")
 
 
 def on_reference(data: dict[str, Any], device: str, claim: str) -> str:

@@ -174,9 +174,11 @@ def loop_pair_on_gpu(variants_data: dict[str, Any], gpu: str, slow: str,
         raise KeyError(f"chapter 3's recording has no variant "
                        f"{sorted(missing)}; it has {list(per_step.index)}")
     a, b = per_step[slow], per_step[fast]
+    change = (f"{a / b:.3g} times less" if b <= a else
+              f"{b / a:.3g} times more: there the fix made the loop slower")
     return (f"Chapter 3 recorded the same pair on the {gpu}: *{slow}* took "
-            f"{a:.3g} µs a step and *{fast}* {b:.3g} µs, {a / b:.3g} times "
-            "less (wall clock over the whole loop, float32).")
+            f"{a:.3g} µs a step and *{fast}* {b:.3g} µs, {change} (wall "
+            "clock over the whole loop, float32).")
 
 
 def product_on_gpu(fixes_data: dict[str, Any], gpu: str,
@@ -192,8 +194,9 @@ def product_on_gpu(fixes_data: dict[str, Any], gpu: str,
     best = share.idxmax()
     return (f"On the {gpu}, chapter 2 recorded `a @ b` at K = 25 (float32) "
             f"fused as {at.loc[plain, 'fusions'].iloc[0]}, at "
-            f"{share[plain].iloc[0]:.0%} of the copy bandwidth, and its "
-            f"best version, *{at.loc[best, 'version']}*, at "
+            f"{share[plain].iloc[0]:.0%} of the copy bandwidth, and the "
+            f"fastest of its versions, *{at.loc[best, 'version']}* (fused "
+            f"as {at.loc[best, 'fusions'] or 'no fusion'}), at "
             f"{share[best]:.0%} (times by the wall clock, so these are "
             "lower bounds).")
 
