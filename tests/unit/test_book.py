@@ -79,7 +79,8 @@ def test_show_code_highlights_public_functions_only():
     # a listing longer than a screen's worth is folded under its title
     assert shown.data.count("\n") + 1 > tables.SHOWN_LINES
     assert shown._repr_html_().startswith(
-        "<details><summary>The source of `split_step`, `run_steps` (")
+        "<details><summary>The source of <code>split_step</code>, "
+        "<code>run_steps</code> (")
     from helpers.workbook.ch10_field_guide import cases
 
     short = tables.show_code(cases.step)  # three lines

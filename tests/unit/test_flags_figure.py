@@ -54,3 +54,15 @@ def test_the_figure_draws_a_band_only_where_noise_was_measured():
 def test_a_recording_without_settings_is_refused():
     with pytest.raises(ValueError, match="nothing to compare"):
         figure.ratios({"rows": [row("loop", "(none)", 1e-3)]})
+
+
+def test_a_narrow_axis_still_shows_values_a_reader_can_read():
+    narrow = {"rows": [row("loop", "(none)", 1e-3, 1.0),
+                       row("loop", "--xla_gpu_autotune_level=0", 1.02e-3,
+                           1.07)]}
+    fig = figure.plot(narrow, "a GPU")
+    for ax in fig.axes[:2]:
+        shown = [t for t in ax.get_xticks()
+                 if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert len(shown) >= 2 and 1.0 in shown
+    plt.close("all")

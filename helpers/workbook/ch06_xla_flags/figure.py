@@ -8,6 +8,7 @@ on its own; only a bar that leaves it is an effect of the flag.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -20,6 +21,52 @@ from helpers.workbook.ch06_xla_flags import flag_runs, verdicts
 
 COLUMNS = {"median s": "run time / default's",
            "compile s": "compile time / default's"}
+
+
+# Ratios a reader reads at a glance; an axis shows those within its range.
+RATIO_TICKS = (0.01, 0.1, 0.2, 0.5, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25, 1.5,
+               2.0, 5.0, 10.0, 100.0)
+
+
+def ratio_axis(lo: float, hi: float) -> tuple[list[float], float, float]:
+    """Ticks and limits for a log axis of ratios spanning ``lo`` to ``hi``:
+    the `RATIO_TICKS` inside, thinned so their labels never collide,
+    always with 1× (the default). A narrow range is widened to the ticks
+    on either side, so that at least three show: a narrow log axis
+    otherwise shows one tick, and its values cannot be read.
+
+    Example:
+        >>> ratio_axis(0.93, 1.12)
+        ([0.95, 1.0, 1.05, 1.1], 0.93, 1.12)
+        >>> ratio_axis(0.999, 1.02)
+        ([0.95, 1.0, 1.05], 0.95, 1.05)
+        >>> ratio_axis(0.85, 9.0)[0]
+        [1.0, 1.5, 5.0]
+    """
+    inside = [t for t in RATIO_TICKS if lo <= t <= hi]
+    if len(inside) < 3:
+        lo = max([t for t in RATIO_TICKS if t < min(inside, default=lo)]
+                 + [RATIO_TICKS[0]])
+        hi = min([t for t in RATIO_TICKS if t > max(inside, default=hi)]
+                 + [RATIO_TICKS[-1]])
+        inside = [t for t in RATIO_TICKS if lo <= t <= hi]
+    return _spread_out(inside, lo, hi), lo, hi
+
+
+def _spread_out(ticks: list[float], lo: float, hi: float) -> list[float]:
+    """``ticks`` thinned outward from 1× so that neighbours stand at least
+    a sixth of the axis apart (on its log scale): labels never collide."""
+    gap = math.log10(hi / lo) / 6
+    centre = 1.0 if lo <= 1.0 <= hi else ticks[0]
+    kept = [centre]
+    for side in (sorted(t for t in ticks if t > centre),
+                 sorted((t for t in ticks if t < centre), reverse=True)):
+        last = centre
+        for tick in side:
+            if abs(math.log10(tick / last)) >= gap:
+                kept.append(tick)
+                last = tick
+    return sorted(kept)
 
 
 def ratios(data: dict[str, Any]) -> pd.DataFrame:
@@ -67,6 +114,9 @@ def plot(data: dict[str, Any], device: str) -> Any:
                                         linewidth=0)
                 band.set_gid("noise between processes")
         ax.set(xscale="log", xlabel="× the default's (log scale)")
+        ticks, lo, hi = ratio_axis(*ax.get_xlim())
+        ax.set_xticks(ticks)
+        ax.set_xlim(lo, hi)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
         ax.xaxis.set_minor_formatter(NullFormatter())
     axes[0].set_yticks(list(y), [s.removeprefix("--xla_gpu_")
