@@ -162,8 +162,8 @@ def roofline(copy_bytes_per_s: float, peaks: dict[str, float],
         ax.set(xscale="log", yscale="log", title=title,
                xlabel="arithmetic intensity (FLOP per byte moved)",
                ylabel="rate (TFLOP/s)")
-        # under the flat roof, right of the ridge and above its label: no
-        # kernel of this book sits there, and no roof crosses it
-        ax.legend(loc="center right", frameon=True, framealpha=0.9,
-                  edgecolor="none")
+        # under the panel: inside, a narrow panel's legend lies across a
+        # rising roof wherever it is put
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22),
+                  ncols=1, frameon=False)
     return ax

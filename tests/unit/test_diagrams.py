@@ -104,6 +104,21 @@ def test_roofline_marks_the_ridge_point_and_places_each_kernel():
     assert points[0].tolist() == pytest.approx([0.25, 0.5])  # TFLOP/s
 
 
+def test_roofline_legend_stays_off_the_roofs_in_a_narrow_panel():
+    from helpers.page import legends
+    # chapter 1's two panels: an elementwise kernel and a large matmul
+    kernels = pd.DataFrame({"kernel": ["2x + 1", "matmul"],
+                            "flops": [1e9, 2 * 16384 ** 3],
+                            "bytes": [4e9, 3 * 16384 ** 2 * 4],
+                            "seconds": [2e-3, 0.03]})
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), layout="constrained")
+    for ax in axes:
+        plots.roofline(3.3e12, {"float32, default (TF32)": 4e14,
+                                "float32, highest": 5e13}, kernels,
+                       ax=ax, title="GPU")
+    assert legends.covering_data(fig) == []
+
+
 def test_roofline_refuses_missing_columns():
     with pytest.raises(KeyError, match="seconds"):
         plots.roofline(1e9, {"x": 1e12}, pd.DataFrame(

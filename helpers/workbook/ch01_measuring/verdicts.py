@@ -271,9 +271,10 @@ def gaps(data: dict[str, Any], gpu: str) -> str | None:
                        "decided")
     if not missing:
         return None
-    return (f"**About the reference recording.** The {gpu} recording the "
-            "sections below quote holds less than they read: "
-            + "; ".join(missing) + ". Each section says what it does hold.")
+    return (f"**About the reference recording.** The sections below quote "
+            f"a recording made on the {gpu}, and it lacks some of what "
+            "they measure: " + "; ".join(missing) + ". Each section says "
+            "what the recording does hold.")
 
 
 def _matmul_sizes(data: dict[str, Any]) -> set[int]:

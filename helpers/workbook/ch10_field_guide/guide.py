@@ -155,7 +155,7 @@ def verdict(measured: dict[str, Any], device: str) -> str:
         return (f"Here, on the {device}, the fix cuts the {what} "
                 f"{times} times ({numbers}).")
     return (f"Here, on the {device}, the fix costs more ({numbers}): "
-            "the pattern's price is the GPU's, not this machine's.")
+            "whether it pays on a GPU is for a GPU's numbers to say.")
 
 
 # --- what the reference GPU recorded of the same patterns -----------------
