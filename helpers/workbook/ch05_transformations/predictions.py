@@ -49,8 +49,8 @@ def donation_verdict(predicted: Worked, saved_mb: float, where: str) -> str:
     """How the memory donation freed on ``where`` compares with the
     prediction."""
     share = saved_mb * 1e6 / predicted.value
-    agree = ("exactly the old parameters" if abs(share - 1) < 0.01 else
-             f"{share:.2f} times the old parameters' size")
+    agree = ("the old parameters' size, within 1%" if abs(share - 1) < 0.01
+             else f"{share:.2f} times the old parameters' size")
     return (f"{where}, donation left {saved_mb:.3g} MB fewer bytes alive "
             f"against {predicted.value / 1e6:.3g} MB predicted: {agree}.")
 
