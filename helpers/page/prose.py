@@ -111,6 +111,19 @@ class Needs(enum.Enum):
 WAITING_TITLE = Needs.GPU_RECORDING.title
 
 
+def and_list(items: Any) -> str:
+    """Items as a sentence lists them: 'a', 'a and b', 'a, b and c'.
+
+    Example:
+        >>> and_list([2, 4, 8])
+        '2, 4 and 8'
+    """
+    words = [str(item) for item in items]
+    if len(words) < 2:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def fill(template: str, **values: Any) -> str | None:
     """``template`` with ``values`` put in (`str.format`), or None when any
     value is None or NaN (pandas' missing value): the paragraph needs a

@@ -32,6 +32,14 @@ def profile_rows(data: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(data["profile"])
 
 
+def host_part_us(data: dict[str, Any]) -> float:
+    """The host's part of one small blocked call, in µs: the profile's
+    first (smallest) call's wall time less its kernel time. Later chapters
+    read their wall-clock recordings against it."""
+    first = profile_rows(data).iloc[0]
+    return float(first["wall_us"] - first["kernel_us"])
+
+
 @dataclasses.dataclass(frozen=True)
 class CopyRates:
     """The copy ceiling in GB/s by the device's clock and by the wall

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from helpers.page import arithmetic
+from helpers.page import arithmetic, prose
 
 # Triton's floating-point arithmetic in a loop body: arith ops on floats
 # (addf, mulf, subf, divf, ...), sums across lanes, and the exponentials
@@ -160,8 +160,8 @@ def unroll_verdict(rows: pd.DataFrame) -> str:
     held = rows.loc[later & ratio.between(0.8, 1.25), "unroll"].tolist()
     cheaper = rows.loc[later & (ratio < 0.5)]
     said = ("The launch count predicted the time a step within 25% at "
-            f"unroll {_and(held)}" if held else "The launch count predicted "
-            "no unroll factor's time within 25%")
+            f"unroll {prose.and_list(held)}" if held else
+            "The launch count predicted no unroll factor's time within 25%")
     if cheaper.empty:
         return said + "."
     k = int(cheaper["unroll"].iloc[0])
@@ -172,9 +172,3 @@ def unroll_verdict(rows: pd.DataFrame) -> str:
             "themselves became cheaper than at unroll "
             f"{int(rows['unroll'].min())}.")
 
-
-def _and(items: list[Any]) -> str:
-    """'2', '2 and 4', '2, 4 and 8'."""
-    words = [str(i) for i in items]
-    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 \
-        else words[0]

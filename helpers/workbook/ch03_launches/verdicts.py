@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from helpers.page import prose
 from helpers.workbook.ch03_launches import predictions
 
 # A setting or variant is "faster" or "slower" than another only beyond
@@ -126,9 +127,7 @@ def graph_story(table: pd.DataFrame, compiled: dict[str, bool | None],
 
 def names(variants: list[str]) -> str:
     """Variant names as the text writes them: *a*, *b* and *c*."""
-    shown = [f"*{name}*" for name in variants]
-    return (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1
-            else "".join(shown))
+    return prose.and_list(f"*{name}*" for name in variants)
 
 
 def graphs_compiled(rows: dict[str, list[dict[str, Any]]],

@@ -20,13 +20,6 @@ q = arithmetic.quantity
 FLOAT32_BYTES = 4
 
 
-def host_part_s(chapter_1: dict[str, Any]) -> float:
-    """The host's part of one small blocked call, from chapter 1's
-    recording: its first profiled call's wall time less its kernel time."""
-    first = pd.DataFrame(chapter_1["profile"]).iloc[0]
-    return float(first["wall_us"] - first["kernel_us"]) * 1e-6
-
-
 # --- jit: donation --------------------------------------------------------
 
 def donation_saving(width: int, layers: int) -> Worked:
@@ -183,10 +176,11 @@ def scan_on_reference(data: dict[str, Any], device: str,
 
 def remat_products(layers: int) -> tuple[Worked, Worked]:
     """Matrix products of the residual blocks' gradient. Each block has
-    two forward; backward, each needs one for its weight's gradient and
-    one for its input's, except the first block's first product, whose
-    input is the data. Checkpointed, each block computes its first
-    product once more (its second's output is not needed backward)."""
+    two products forward; backward, each needs one for its weight's
+    gradient and one for its input's, except the first block's first
+    product, whose input is the data. Checkpointed, each block computes
+    its first product once more (its second's output is not needed
+    backward)."""
     blocks = q("L", layers)
     plain = arithmetic.worked(r"n_\text{plain}", "2 * L + (4 * L - 1)",
                               L=blocks)

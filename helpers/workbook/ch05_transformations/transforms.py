@@ -23,7 +23,10 @@ from helpers.xla import hlo
 Params = dict[str, jax.Array]
 
 
-def init(key: jax.Array, width: int, depth: int = 2) -> Params:
+MLP_DEPTH = 2  # the chapter's MLP: two square tanh layers
+
+
+def init(key: jax.Array, width: int, depth: int = MLP_DEPTH) -> Params:
     """An MLP of ``depth`` square layers, scaled to keep tanh in range."""
     keys = jax.random.split(key, depth)
     return {f"w{i}": jax.random.normal(k, (width, width)) / np.sqrt(width)
@@ -199,6 +202,7 @@ def scan_vs_unrolled(width: int, lengths: tuple[int, ...]) -> pd.DataFrame:
 # --- 4. remat -----------------------------------------------------------
 
 BLOCKS = 6  # the source's six residual blocks
+
 
 def block(params: Params, x: jax.Array) -> jax.Array:
     """The source's block: gelu(x @ w1) @ w2."""
