@@ -2,7 +2,7 @@
 
 import pytest
 
-from helpers.measuring import recorded
+import first_visit
 from helpers.workbook.ch06_xla_flags import flag_runs, verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
@@ -22,7 +22,7 @@ def effects(again, setting, module="aaa", compile_s=1.0):
 
 
 def test_the_first_recording_does_not_judge_what_it_could_not():
-    data = recorded.load("06_xla_flags/effects")["data"]
+    data = first_visit.load("06_xla_flags/effects")["data"]
     text = verdicts.setting(data, "matmul_epilogue",
                             "--xla_gpu_triton_gemm_any=false")
     assert "0.96 times the default's time" in text
@@ -54,7 +54,7 @@ def test_missing_rows_give_no_sentence():
 
 
 def test_autotuning_is_worth_it_or_not():
-    data = recorded.load("06_xla_flags/effects")["data"]
+    data = first_visit.load("06_xla_flags/effects")["data"]
     text = verdicts.autotuning(data, GPU)
     assert "20.2 times as long" in text and "worth its compile time" in text
     cheap = {"rows": [row("(none)", 1.0, compile_s=3.0),
@@ -74,7 +74,7 @@ def test_pgle_is_judged_against_a_second_process():
     assert "no effect shown" in verdicts.pgle(pgle(1.0, 1.2, 0.9), GPU)
     assert "no recompilation" in verdicts.pgle(pgle(1.0, 1.01, 0.8, 1),
                                                GPU)
-    first = recorded.load("06_xla_flags/effects")["data"]
+    first = first_visit.load("06_xla_flags/effects")["data"]
     text = verdicts.pgle(first, GPU)
     assert "differed by 20%" in text and "no effect shown" in text
 
@@ -96,7 +96,7 @@ def test_the_settings_table_reads_as_words_not_dicts():
 
 
 def test_a_setting_is_decided_only_with_the_noise_and_the_digests():
-    first = recorded.load("06_xla_flags/effects")["data"]
+    first = first_visit.load("06_xla_flags/effects")["data"]
     assert not verdicts.decided(first, "matmul_epilogue",
                                 "--xla_gpu_triton_gemm_any=false")
     assert verdicts.decided(effects(1.02, 1.5, "bbb"), "matmul_epilogue",

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from helpers.measuring import recorded
+import first_visit
 from helpers.workbook.ch03_launches import verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
@@ -38,7 +38,7 @@ FIVE = {"while, static bound": 5.0, "scan, split per step": 5.0}
 
 def test_the_first_recording_tells_the_graph_story():
     table = verdicts.variants_table(
-        recorded.load("03_launches/variants")["data"])
+        first_visit.load("03_launches/variants")["data"])
     text = verdicts.graph_story(table, COMPILED, 5, GPU)
     assert "Fewer kernels, and yet slower" in text
     assert "*scan, noise outside* and *scan, softplus hoisted*" in text
@@ -90,7 +90,7 @@ def unroll(times, per_step):
 
 
 def test_unrolling_gains_where_the_body_becomes_a_graph_or_elsewhere():
-    first = recorded.load("03_launches/unroll")["data"]
+    first = first_visit.load("03_launches/unroll")["data"]
     text = verdicts.unroll_story(first, "5", GPU)
     assert "from unroll 4 to 8" in text and "the gain is the graph's" in text
     own = unroll((16.0, 4.0, 3.5, 3.4), (3, 1.5, 1.0, 0.75))
@@ -102,7 +102,7 @@ def test_unrolling_gains_where_the_body_becomes_a_graph_or_elsewhere():
 
 
 def test_command_buffer_settings_are_faster_slower_or_the_same():
-    first = recorded.load("03_launches/command_buffers")["data"]
+    first = first_visit.load("03_launches/command_buffers")["data"]
     text = verdicts.command_buffers_story(first, GPU)
     assert "*while, static bound* slower (6.24 → 17.9)" in text
     assert "*scan, softplus hoisted* faster (12.9 → 7.48)" in text
@@ -129,7 +129,7 @@ def goals(gpu_fused, cpu, device=None, trivial=0.000234):
 
 
 def test_one_chain_is_judged_on_the_best_kernel_by_its_clock():
-    first = recorded.load("03_launches/goals")["data"]
+    first = first_visit.load("03_launches/goals")["data"]
     text = verdicts.one_chain(first, GPU, host_part_us=155)
     assert "(Triton)" in text  # the better of the two fused kernels
     assert "goal is not met" in text and "wall clock" in text
@@ -173,17 +173,17 @@ def test_the_compiled_graphs_are_read_as_they_are(rows, says):
 
 def test_the_first_recordings_variants_read_without_empty_columns():
     table = verdicts.variants_table(
-        recorded.load("03_launches/variants")["data"])
+        first_visit.load("03_launches/variants")["data"])
     shown = verdicts.variants_for_page(table)
     assert "dtype" not in shown.columns
-    assert list(shown.columns[:2]) == ["µs/step GPU", "µs/step CPU"]
+    assert list(shown.columns[:2]) == ["GPU µs", "CPU µs"]
     assert not shown.isna().all().any()  # no column empty in every row
     assert "while, traced bound" in shown.index
 
 
 def test_adding_while_names_the_loops_it_helped_and_hurt():
     text = verdicts.command_buffers_story(
-        recorded.load("03_launches/command_buffers")["data"], "a GPU")
+        first_visit.load("03_launches/command_buffers")["data"], "a GPU")
     assert ("made *scan, softplus hoisted* faster but *while, traced "
             "bound* and *while, static bound* slower per step") in text
     rows = [{"variant": "v", "dtype": "float32", "us_per_step": 1.0}]
@@ -194,7 +194,7 @@ def test_adding_while_names_the_loops_it_helped_and_hurt():
 
 
 def test_one_chain_says_whether_the_host_part_could_flip_the_verdict():
-    data = recorded.load("03_launches/goals")["data"]
+    data = first_visit.load("03_launches/goals")["data"]
     flips = verdicts.one_chain(data, "a GPU", 154.764)
     assert "197 ns against the CPU's 212 ns: under the budget, the other " \
            "side of the verdict" in flips

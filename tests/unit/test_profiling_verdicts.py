@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from helpers.measuring import recorded
+import first_visit
 from helpers.workbook.ch04_profiling import attention, verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
@@ -28,7 +28,7 @@ def walls(einsum_us, matmul_us, n=40):
 
 
 def test_the_first_recording_is_decided_by_its_kept_profile():
-    data = recorded.load("04_profiling/gpu")["data"]
+    data = first_visit.load("04_profiling/gpu")["data"]
     fixture = attention.fixture_calls(attention.fixture_folder())
     assert len(fixture) == 400 and set(fixture["kernels"]) == {10}
     text = verdicts.whole_call(data, verdicts.device_calls(data, fixture),
