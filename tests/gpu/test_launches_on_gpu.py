@@ -77,6 +77,9 @@ def test_exercise_solutions_pass_on_the_gpu():
 def test_xprof_counts_the_kernels_the_trace_counts(tmp_path):
     on_gpu.profile_one_call(variants.scan_noise, WEIGHTS, KEY, STEPS,
                                   folder=str(tmp_path))
-    per_step = len(trace.device_events(trace.load(str(tmp_path)))) / STEPS
+    # XProf's kernel table leaves out the trace's memory copies and sets
+    # (2026-11-25, H100: 3006 device events, 3002 of them kernels).
+    events = trace.device_events(trace.load(str(tmp_path)))
+    kernels = events[~events["name"].str.startswith(("Memcpy", "Memset"))]
     assert on_gpu.xprof_launches(str(tmp_path), STEPS) == \
-        pytest.approx(per_step)
+        pytest.approx(len(kernels) / STEPS)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from helpers.measuring import recorded, roofline
+import first_visit
+from helpers.measuring import roofline
 from helpers.workbook.ch01_measuring import recording as measuring_recording
 from helpers.workbook.ch02_fusion import verdicts as fusion_verdicts
 
@@ -11,7 +12,7 @@ GPU = "NVIDIA H100 80GB HBM3"
 
 def first_copy_gbps():
     return measuring_recording.copy_rates(
-        recorded.load("01_measuring/summary")["data"]).device
+        first_visit.load("01_measuring/summary")["data"]).device
 
 
 def recording(times, versions=("a @ b",), fusions="kInput reduce",
@@ -35,7 +36,7 @@ def recording(times, versions=("a @ b",), fusions="kInput reduce",
 
 
 def test_the_first_recording_shows_no_cliff_by_the_wall_clock():
-    rows = fusion_verdicts.table(recorded.load("02_fusion/sweep")["data"],
+    rows = fusion_verdicts.table(first_visit.load("02_fusion/sweep")["data"],
                           first_copy_gbps())
     text = fusion_verdicts.cliff(rows, GPU)
     assert "the wall clock" in text and "no cliff" in text
@@ -44,7 +45,7 @@ def test_the_first_recording_shows_no_cliff_by_the_wall_clock():
 
 def test_a_wall_clock_recording_needs_the_device_time_ceiling():
     with pytest.raises(ValueError, match="copy_gbps"):
-        fusion_verdicts.table(recorded.load("02_fusion/sweep")["data"])
+        fusion_verdicts.table(first_visit.load("02_fusion/sweep")["data"])
 
 
 @pytest.mark.parametrize("slow32, slow64, says", [
@@ -60,7 +61,7 @@ def test_the_cliff_is_decided_by_the_data(slow32, slow64, says):
 
 
 def test_the_autotuners_choices_are_counted_from_the_run():
-    rows = fusion_verdicts.table(recorded.load("02_fusion/sweep")["data"],
+    rows = fusion_verdicts.table(first_visit.load("02_fusion/sweep")["data"],
                           first_copy_gbps())
     text = fusion_verdicts.autotuned(rows, GPU)
     assert "for 22 of its 30" in text and "in 8 of 30" in text
@@ -88,7 +89,7 @@ def test_the_goal_is_met_or_not_by_device_time():
 
 
 def test_a_wall_clock_goal_waits_for_device_time():
-    rows = fusion_verdicts.table(recorded.load("02_fusion/fixes")["data"],
+    rows = fusion_verdicts.table(first_visit.load("02_fusion/fixes")["data"],
                           first_copy_gbps())
     text = fusion_verdicts.goal(rows, GPU, host_part_us=155)
     assert "lower bounds" in text and "155 µs" in text
@@ -159,3 +160,17 @@ def test_the_closing_list_says_what_the_reference_gpu_showed(slow25, pad,
     text = fusion_verdicts.on_the_reference(rows, rows, GPU)
     assert says in text and "device time" in text
     assert fusion_verdicts.on_the_reference(None, rows, GPU) is None
+
+
+@pytest.mark.parametrize("off25, says_hidden", [(3.0, True), (1.0, False)])
+def test_the_closing_list_names_a_cliff_the_autotuner_hid(off25,
+                                                          says_hidden):
+    times = {("pad K", d, k): 2.0 for d in ("float32", "float64")
+             for k in (10, 25, 35, 50)}
+    rows = fusion_verdicts.table(recording(times, ("a @ b", "pad K")))
+    ratios = fusion_verdicts.autotuner_ratios(autotuner_recording(1.0, off25))
+    assert ratios == {"float32": (1.0, off25), "float64": (1.0, off25)}
+    text = fusion_verdicts.on_the_reference(rows, rows, GPU, ratios)
+    assert "K = 25 was not slower than K = 35" in text
+    assert ("with the fusion autotuner off, K = 25 took 3.00 and 3.00 "
+            "times as long" in text) is says_hidden

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from helpers.measuring import recorded
+import first_visit
 from helpers.multi_device import meshes
 from helpers.workbook.ch05_transformations import claims, steps, transforms
 from helpers.xla import crosscompile
@@ -48,6 +48,17 @@ def test_unrolled_compile_time_grows_with_length_and_results_agree():
         ["length", "version"])
     assert table.loc[(64, "unrolled"), "compile ms"] > \
         table.loc[(4, "unrolled"), "compile ms"]
+    # one matrix-vector product a step, written out T times or looped once
+    assert table["products"].tolist() == [1, 4, 1, 64]
+
+
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason=str(crosscompile.why_unavailable()))
+def test_xla_gpu_products_are_reductions_counted_by_their_source():
+    # On an H100 each product is a reduction fusion: no dot, no GEMM call.
+    counts = crosscompile.run(transforms.scan_products_on_gpu, 512, (4, 16))
+    assert counts == {"scan 4": 1, "unrolled 4": 4, "scan 16": 1,
+                      "unrolled 16": 16}
 
 
 @pytest.mark.slow
@@ -155,7 +166,7 @@ def test_findings_decide_each_claim_from_the_numbers(measured):
 def test_the_reference_recording_judges_bf16_against_the_default():
     """The first H100 recording: bf16 is 10.7x full float32 but 1.47x the
     default precision (TF32 tensor cores), which decides the claim."""
-    data = recorded.load("05_transformations/claims")["data"]
+    data = first_visit.load("05_transformations/claims")["data"]
     text, verdict = claims.findings(data)[
         "bf16 matmuls: fast, and accurate enough"]
     assert "1.47x as fast as float32 at the default precision" in text
@@ -164,7 +175,7 @@ def test_the_reference_recording_judges_bf16_against_the_default():
 
 
 def test_an_unrolled_loop_that_runs_faster_is_said_to():
-    data = recorded.load("05_transformations/claims")["data"]
+    data = first_visit.load("05_transformations/claims")["data"]
     text, verdict = claims.findings(data)[
         "scan instead of a Python loop for long loops"]
     assert "but runs 5.7x faster" in text and verdict == "holds with caveats"

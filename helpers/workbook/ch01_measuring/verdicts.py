@@ -232,11 +232,16 @@ def floors(data: dict[str, Any], gpu: str) -> str | None:
     """The paragraph on the floors table: each kernel's fraction, and
     each measurement error named with its cause."""
     table = recording.floors_table(data)
-    reached, errors = [], []
+    reached, notes, errors = [], [], []
     for kernel, row in table.iterrows():
-        if row["problem"]:
+        if row["error"]:
             errors.append(f"`{kernel}`'s fraction is a measurement error: "
-                          f"{row['problem']}")
+                          f"{row['note']}")
+        elif row["achieved"] == recording.READS_ONLY:
+            notes.append(f"`{kernel}` ran {row['note']}")
+        elif row["note"]:
+            reached.append(f"`{kernel}` {row['achieved']:.0%} (measured "
+                           f"{row['note']}: at its ceiling)")
         else:
             reached.append(f"`{kernel}` {row['achieved']:.0%}")
     if recording.by_device_clock(data):
@@ -248,8 +253,8 @@ def floors(data: dict[str, Any], gpu: str) -> str | None:
                 "times, the host's part included; against the device-time "
                 "copy ceiling they reached at least: ")
     text = lead + (", ".join(reached) if reached else "none") + "."
-    if errors:
-        text += " " + "; ".join(errors) + "."
+    for sentence in notes + errors:
+        text += " " + sentence + "."
     return text
 
 

@@ -221,11 +221,14 @@ def padding(rows: pd.DataFrame, gpu: str) -> str | None:
 
 
 def on_the_reference(sweep: pd.DataFrame | None, fixes: pd.DataFrame | None,
-                     gpu: str) -> str | None:
-    """What the chapter's two lessons came to on the reference GPU, in one
-    sentence for its closing list: whether K = 25 was slower than K = 35
-    (in either precision), and whether padding K beat ``a @ b`` at their
-    slowest K (in both)."""
+                     gpu: str,
+                     autotuner: dict[str, tuple[float, float]] | None = None
+                     ) -> str | None:
+    """What the chapter's two lessons came to on the reference GPU, for
+    its closing list: whether K = 25 was slower than K = 35 (in either
+    precision), whether padding K beat ``a @ b`` at their slowest K (in
+    both), and, given `autotuner_ratios`, whether a cliff hidden by the
+    fusion autotuner shows with it off."""
     if sweep is None or fixes is None:
         return None
     ratios = []
@@ -244,11 +247,17 @@ def on_the_reference(sweep: pd.DataFrame | None, fixes: pd.DataFrame | None,
                for d in ("float32", "float64"))
     clock = ("device time" if fixes["clock"].iloc[0] == "device" else
              "wall clock")
-    return (f"On the reference GPU ({gpu}, {clock}), K = 25 was "
+    text = (f"On the reference GPU ({gpu}, {clock}), K = 25 was "
             f"{'slower' if cliff else 'not slower'} than K = 35 and padding "
-            f"{'paid' if paid else 'did not pay'}: what the rule costs, and "
-            "what a fix gains, depend on the GPU and the JAX, so time both "
-            "on yours.")
+            f"{'paid' if paid else 'did not pay'}")
+    off = {d: pair[1] for d, pair in (autotuner or {}).items()}
+    if not cliff and any(ratio > CLIFF for ratio in off.values()):
+        text += (f"; with the fusion autotuner off, K = 25 took "
+                 f"{off['float32']:.2f} and {off['float64']:.2f} times as "
+                 "long as K = 35 (float32, float64): the rule's cliff is "
+                 "there, and the autotuner's timing steered around it")
+    return (text + ". What the rule costs, and what a fix gains, depend on "
+            "the GPU and the JAX, so time both on yours.")
 
 
 def percent(fraction: float) -> str:
@@ -262,22 +271,34 @@ def percent(fraction: float) -> str:
     return value if isinstance(value, str) else f"{value:.0%}"
 
 
-def autotuner_part(data: dict[str, Any], gpu: str) -> str | None:
-    """What the fusion autotuner changed: K = 25 against K = 35 with the
-    autotuner on (the default) and off, from a ``02_fusion/autotuner``
-    recording (`helpers.workbook.ch02_fusion.on_gpu.autotuner_sweep`)."""
+def autotuner_ratios(data: dict[str, Any]
+                     ) -> dict[str, tuple[float, float]] | None:
+    """K = 25's time over K = 35's, by device time, with the fusion
+    autotuner on and off, per dtype, from a ``02_fusion/autotuner``
+    recording (`helpers.workbook.ch02_fusion.on_gpu.autotuner_sweep`); None
+    when the recording lacks one of the four runs a dtype needs."""
     rows = pd.DataFrame(data["rows"])
-    sentences = []
+    ratios = {}
     for dtype in ("float32", "float64"):
-        ratio = {}
+        ratio = []
         for setting in ("autotuner on", "autotuner off"):
             part = rows[(rows["dtype"] == dtype)
                         & (rows["setting"] == setting)].set_index("K")
             if 25 not in part.index or 35 not in part.index:
                 return None
-            ratio[setting] = (part.loc[25, "device ms"]
-                              / part.loc[35, "device ms"])
-        on, off = ratio["autotuner on"], ratio["autotuner off"]
+            ratio.append(part.loc[25, "device ms"] / part.loc[35, "device ms"])
+        ratios[dtype] = (ratio[0], ratio[1])
+    return ratios
+
+
+def autotuner_part(data: dict[str, Any], gpu: str) -> str | None:
+    """What the fusion autotuner changed: K = 25 against K = 35 with the
+    autotuner on (the default) and off (`autotuner_ratios`)."""
+    ratios = autotuner_ratios(data)
+    if ratios is None:
+        return None
+    sentences = []
+    for dtype, (on, off) in ratios.items():
         if off > CLIFF and on <= CLIFF:
             verdict = ("the heuristic's choice alone falls off the cliff, "
                        "and the autotuner's choice removes it")

@@ -96,19 +96,43 @@ def _starter_launches() -> float:
                                                *_exercise_inputs(0)))
 
 
+# Kernels a rewrite may add once per call, before its loop: drawing every
+# step's noise at once took 3 on an H100 (XLA:GPU, jax 0.11.2), 602 kernels
+# for the starter and 605 for the solution, over 200 steps.
+ONCE_PER_CALL = 4
+
+
 def _no_more_launches(text: str) -> bool | str:
-    """No more kernels per step than the starter, and no loop whose
-    trip count is only known at run time. (Not "fewer": XLA:GPU in
-    jax 0.11.2 fuses the starter's noise into its MLP kernels on an H100,
-    3.0 kernels per step with the noise in the loop or out of it.)"""
+    """No more kernels per step than the starter, the few kernels a call
+    launches once (`ONCE_PER_CALL`) aside, and no loop whose trip count
+    is only known at run time. (Not "fewer": XLA:GPU in jax 0.11.2 fuses
+    the starter's noise into its MLP kernels on an H100, 3 kernels per
+    step with the noise in the loop or out of it.)"""
     if any(w.trip_count is None for w in hlo.while_loops(text)):
         return ("a loop's trip count is unknown when compiling, so every "
                 "step also runs its condition and waits for it")
-    per_step, limit = launches_per_step(text), _starter_launches()
-    if per_step > limit:
-        return (f"{per_step:.1f} kernels per step; the starter launches "
-                f"{limit:.1f}")
+    return launches_within(launches_per_step(text), _starter_launches())
+
+
+def launches_within(per_step: float, starter: float) -> bool | str:
+    """True when ``per_step`` kernels a step are no more than the
+    starter's, with `ONCE_PER_CALL` kernels spread over the steps; else
+    what is wrong."""
+    if per_step > starter + ONCE_PER_CALL / EXERCISE_STEPS:
+        return (f"{per_step:.2f} kernels per step; the starter launches "
+                f"{starter:.2f}, and a call may add {ONCE_PER_CALL} "
+                "kernels once, before its loop")
     return True
+
+
+def kernels_on_gpu() -> dict[str, int]:
+    """The kernels one call of the starter and of the solution launches,
+    loops unrolled, compiled for an H100 (run through
+    `helpers.xla.crosscompile.run`)."""
+    from helpers.xla import crosscompile
+    return {fn.__name__: hlo.kernel_count(crosscompile.compile_for_gpu(
+                fn, *_exercise_inputs(0)).as_text())
+            for fn in (starter, solution)}
 
 
 RANDOM = {"random_bits", "random_fold_in", "random_split", "threefry2x32",
@@ -154,7 +178,7 @@ fewer_launches = Exercise(
                 hint="Which work in the body does not depend on the "
                      "momentum? It can all happen before the loop."),
      hlo_fact("no more kernels per step than the starter (all the call "
-              "launches, over its 200 steps)",
+              "launches over its 200 steps, a few before the loop aside)",
               _no_more_launches, lambda: _exercise_inputs(0),
               hint="Keep the loop's bound a Python number, and move work "
                    "out of the body rather than into it.")],

@@ -53,12 +53,13 @@ def variants_table(data: dict[str, Any]) -> pd.DataFrame:
 
 
 def variants_for_page(table: pd.DataFrame) -> pd.DataFrame:
-    """`variants_table`'s float32 rows as a page shows them: one row per
-    variant, columns a reader can read (``µs/step GPU``), and none that a
-    recording left empty in every row."""
+    """`variants_table`'s float32 rows as a page shows them: per step,
+    short column names (``GPU µs``), none left empty in every row."""
     shown = _float32(table).drop(columns="dtype").dropna(axis=1, how="all")
-    return shown.rename(columns=lambda c: c.replace("us_per_step", "µs/step")
-                        .replace("_per_step", "/step").replace("_", " "))
+    names = {"us_per_step GPU": "GPU µs", "us_per_step CPU": "CPU µs",
+             "kernel_us_per_step": "kernel µs", "in_graph": "in a graph"}
+    return shown.rename(columns=lambda c: names.get(c, c.replace(
+        "us_per_step", "µs").replace("_per_step", "").replace("_", " ")))
 
 
 def _float32(table: pd.DataFrame) -> pd.DataFrame:

@@ -191,7 +191,7 @@ def scan_vs_unrolled(width: int, lengths: tuple[int, ...]) -> pd.DataFrame:
                                          profiled=3)
             times = device_time.columns(timing)
             rows.append({"length": t, "version": name,
-                         "products": hlo.matrix_products(compiled.as_text()),
+                         "products": hlo.source_products(compiled.as_text()),
                          "compile ms": compile_s * 1e3,
                          "run ms": times["ms"],
                          "run device ms": times["device ms"],
@@ -262,6 +262,24 @@ def _peak_bytes(compiled: Any) -> int:
     m = compiled.memory_analysis()
     return (m.argument_size_in_bytes + m.output_size_in_bytes
             + m.temp_size_in_bytes - m.alias_size_in_bytes)
+
+
+def scan_products_on_gpu(width: int, lengths: tuple[int, ...]
+                         ) -> dict[str, int]:
+    """`scan_vs_unrolled`'s products column as XLA:GPU compiles it for an
+    H100 (run through `helpers.xla.crosscompile.run`), keyed
+    ``'<version> <length>'``. There each step's matrix-vector product is a
+    reduction fusion, not a dot: `hlo.source_products` still finds it."""
+    from helpers.xla import crosscompile
+    w = jax.ShapeDtypeStruct((width, width), jnp.float32)
+    h = jax.ShapeDtypeStruct((width,), jnp.float32)
+    counts = {}
+    for t in lengths:
+        xs = jax.ShapeDtypeStruct((t, width), jnp.float32)
+        for name, fn in (("scan", rnn_scan), ("unrolled", rnn_unrolled)):
+            compiled = crosscompile.compile_for_gpu(fn, w, h, xs)
+            counts[f"{name} {t}"] = hlo.source_products(compiled.as_text())
+    return counts
 
 
 def remat_on_gpu(width: int, hidden: int, batch: int) -> list[dict]:

@@ -29,6 +29,7 @@ from helpers.xla.hlo.kernels import (CustomCall, Fusion, FusionKind,
                                      WhileLoop, custom_calls, executed_count,
                                      fusions, kernel_count, kernels,
                                      launch_summary, matrix_products,
+                                     source_products,
                                      op_counts, reduction_kinds, while_loops)
 from helpers.xla.hlo.parsing import Alias, Instruction, Module, Shape, parse
 
@@ -39,5 +40,6 @@ __all__ = ["Alias", "AsyncWindow", "Collective", "CustomCall", "Fusion",
            "compiled_text",
            "custom_calls", "executed_count", "fusions", "kernel_count",
            "kernels", "launch_summary", "matrix_products", "op_counts",
+           "source_products",
            "op_names", "parse", "program_diff", "reduction_kinds",
            "while_loops"]

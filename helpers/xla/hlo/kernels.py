@@ -211,6 +211,25 @@ def matrix_products(fn: Program, *args: Any) -> int:
                for body in mod.values() for i in body)
 
 
+def source_products(fn: Program, *args: Any) -> int:
+    """The matrix products the source asked for (``dot_general``s), each
+    counted once where XLA launches it, whatever it became: a ``dot``, a
+    GEMM library call, or, on a GPU, the reduction fusion XLA:GPU writes a
+    matrix-vector product as (its ``op_name`` still ends in
+    ``dot_general``; `matrix_products` counts none there). A loop body's
+    products count once.
+    """
+    return sum(_is_product(i) for i in _launched(module(fn, args)))
+
+
+def _is_product(inst: Instruction) -> bool:
+    # XLA:CPU's dots may lose their metadata; XLA:GPU's reductions keep it.
+    return launches_kernel(inst) and (
+        inst.op == "dot"
+        or _custom_call_target(inst).startswith(GEMM_TARGETS)
+        or inst.metadata.get("op_name", "").endswith("dot_general"))
+
+
 def custom_calls(fn: Program, *args: Any
                  ) -> list[CustomCall]:
     """The library calls one run makes (cuBLAS, cuDNN, LAPACK, Pallas...).
