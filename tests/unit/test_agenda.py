@@ -42,6 +42,7 @@ def test_chapter_times_add_reading_running_and_exercises(tmp_path):
         tmp_path, (_exercise("01_a", "core"), _exercise("01_a", "stretch")),
         check_seconds={"01_a": 60})
     row = times.iloc[0]
+    assert row["title"] == "Title"  # what the agenda names the block
     assert row["words"] == 2 * 238 + 2  # with "Title" and "x"
     assert row["exercise min"] == pytest.approx(10 + 0 + 1)
     assert row["block min"] == pytest.approx(
@@ -97,3 +98,12 @@ def test_the_closing_block_keeps_its_time_at_the_end():
     assert plan.iloc[4][["start", "end"]].tolist() == ["2:20", "2:40"]
     with pytest.raises(ValueError, match="20 min of the closing block"):
         agenda.agenda(times, session_min=30, closing=closing)
+
+
+def test_the_agenda_names_a_block_by_its_title_where_it_has_one():
+    times = pd.DataFrame({"chapter": ["01_a", "02_b"],
+                          "title": ["1. Measuring", ""],
+                          "block min": [50.0, 300.0]})
+    plan = agenda.agenda(times, session_min=180)
+    assert plan["block"].tolist() == ["setup on Colab", "1. Measuring",
+                                      "homework: 02_b"]

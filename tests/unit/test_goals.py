@@ -61,6 +61,21 @@ def test_strict_run_reads_junit_totals(tmp_path):
                      '</testsuite></testsuites>')
     run = goals.strict_run(junit)
     assert run["tests"] == "5" and run["failures"] == "1"
+    assert run["notebooks checked strictly"] == "0" and run["failed"] == ""
+
+
+def test_strict_run_names_failed_tests_and_strict_notebooks(tmp_path):
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite tests="3" failures="1">'
+        '<testcase classname="chapters.01_measuring.ipynb" name="Cell 1"/>'
+        '<testcase classname="tests.gpu.test_on_gpu" name="test_a">'
+        '<failure message="x"/></testcase>'
+        '<testcase classname="tests.gpu.test_on_gpu" name="test_b"/>'
+        '</testsuite></testsuites>')
+    run = goals.strict_run(junit)
+    assert run["notebooks checked strictly"] == "1"
+    assert run["failed"] == "test_a"
 
 
 def test_a_value_waiting_for_its_recording_is_named_not_blank():

@@ -101,6 +101,11 @@ def test_progress_grades_what_it_finds_and_skips_the_rest():
     counts = workshop.summary(board)
     assert counts["passed"] == 1 and counts["passed where graded"] == 1
     assert counts["not yet"] == 1
+    assert workshop.in_words(board) == (
+        f"3 of {len(board)} attempted: 1 passed, 1 not yet, 1 passed "
+        "where graded")
+    shown = workshop.attempted(board)
+    assert len(shown) == 3 and "No psum" in shown["hint"].str.cat()
 
 
 def test_one_broken_answer_does_not_break_the_dashboard():
@@ -146,6 +151,8 @@ def test_progress_with_no_answers_has_every_column():
     assert list(board.columns[-4:]) == ["pass", "fail", "skip", "hint"]
     assert (board[["pass", "fail", "skip"]] == 0).all().all()
     assert workshop.summary(board)["not attempted"] == len(board)
+    assert workshop.in_words(board) == f"0 of {len(board)} attempted"
+    assert workshop.attempted(board).empty
 
 
 def test_progress_rejects_a_non_mapping():
@@ -172,3 +179,41 @@ def test_an_exercise_without_its_place_is_refused():
     loose = Exercise("Exercise 9.9: loose", [lambda fn: None])
     with pytest.raises(ValueError, match="lacks .*'chapter'"):
         workshop._place(loose)
+
+
+def test_the_kit_tables_name_each_exercise_by_its_number():
+    preflight = workshop.kit_check(workshop.exercises()[:2])
+    table = workshop.kit_table(preflight)
+    assert list(table.columns) == ["solution", "starter fails", "check ms"]
+    assert table.index.tolist() == ["0.1", "1.1"]
+    assert (table["check ms"] == (preflight["seconds"] * 1e3).round()
+            .astype(int).to_numpy()).all()
+    assert workshop.kit_not_graded(preflight).empty
+    graded = preflight.assign(**{"not graded here": ["", "a GPU target"]})
+    assert workshop.kit_not_graded(graded)["not graded here"].tolist() == \
+        ["a GPU target"]
+
+
+def test_the_dashboard_shows_a_table_only_once_something_is_pasted(capsys):
+    workshop.dashboard(workshop.progress({}))
+    assert capsys.readouterr().out.strip().startswith("0 of ")
+    workshop.dashboard(workshop.progress({"rms": ch0.solution}))
+    shown = capsys.readouterr().out
+    assert "1 passed" in shown and "Exercise 0.1" in shown
+
+
+def test_the_gpu_tests_say_which_time_targets_were_met(tmp_path):
+    junit = tmp_path / "junit.xml"
+    assert workshop.timed_on_gpu(junit) == {}
+    assert workshop.timed_sentence({}) is None
+    test = workshop.GPU_TIMED_TEST
+    junit.write_text(
+        f'<testsuites><testsuite><testcase name="{test}[2.1]"/>'
+        f'<testcase name="{test}[5.3]"><failure message="slow"/></testcase>'
+        '<testcase name="test_other[1.1]"/></testsuite></testsuites>')
+    fared = workshop.timed_on_gpu(junit)
+    assert fared == {"2.1": "passed", "5.3": "failed"}
+    text = workshop.timed_sentence(fared)
+    assert "exercises 2.1 and 5.3" in text
+    assert "the solution of 5.3 failed" in text
+    assert "every solution met" in workshop.timed_sentence({"2.1": "passed"})

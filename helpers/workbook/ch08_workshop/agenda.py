@@ -97,7 +97,8 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
         mine = [e for e in exercises if e.chapter == chapter]
         doing = sum(ALLOWANCE_MIN[e.level] for e in mine) + check_seconds.get(
             chapter, 0.0) / 60
-        rows.append({"chapter": chapter, "words": words,
+        rows.append({"chapter": chapter, "title": title(notebook),
+                     "words": words,
                      "read min": words / READING_WPM,
                      "run min": (ran or 0.0) / 60,
                      "exercise min": doing})
@@ -105,6 +106,18 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
     table["block min"] = table[["read min", "run min",
                                 "exercise min"]].sum(axis=1)
     return table
+
+
+def title(notebook: nbformat.NotebookNode) -> str:
+    """The notebook's short title: its first ``# `` heading up to a colon
+    or comma ('Fusion heuristics' of 'Fusion heuristics: the kernel...');
+    the empty string when it has none."""
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return re.split(r"[:,]", line[2:])[0].strip()
+    return ""
 
 
 def own_code_block(chapters: Path) -> dict[str, float | str]:
@@ -163,9 +176,10 @@ def agenda(times: pd.DataFrame, session_min: int = 180,
     clock = _add(rows, "setup on Colab", 0.0, SETUP_MIN)
     for row in times.to_dict("records"):
         if clock + row["block min"] > session_min - reserved:
-            homework.append(row["chapter"])
+            homework.append(row.get("title") or row["chapter"])
             continue
-        clock = _add(rows, row["chapter"], clock, row["block min"])
+        clock = _add(rows, row.get("title") or row["chapter"], clock,
+                     row["block min"])
         if not rested and clock >= session_min / 2:
             clock = _add(rows, "break", clock, BREAK_MIN)
             rested = True

@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import pkgutil
 import time
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -170,6 +171,105 @@ def summary(board: pd.DataFrame) -> pd.Series:
     from 'passed': a criterion of those could not be checked here."""
     order = [*STATUSES, NOT_ATTEMPTED]
     return board["status"].value_counts().reindex(order, fill_value=0)
+
+
+def in_words(board: pd.DataFrame) -> str:
+    """A `progress` board's `summary` as one line, e.g. '3 of 22
+    attempted: 2 passed, 1 not yet'."""
+    counts = summary(board)
+    tried = len(board) - counts[NOT_ATTEMPTED]
+    parts = [f"{n} {status}" for status, n in counts.items()
+             if n and status != NOT_ATTEMPTED]
+    return (f"{tried} of {len(board)} attempted"
+            + (": " + ", ".join(parts) if parts else ""))
+
+
+def attempted(board: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a `progress` board whose answer was pasted, by
+    exercise: its status, criteria passed, failed and not graded here,
+    and the first hint of what does not pass yet."""
+    rows = board[board["status"] != NOT_ATTEMPTED]
+    return rows.set_index("exercise")[["status", "pass", "fail", "skip",
+                                       "hint"]]
+
+
+def dashboard(board: pd.DataFrame) -> None:
+    """Show a `progress` board: the count in words, then the table of the
+    answers pasted so far (none before the first)."""
+    from IPython.display import display
+    print(in_words(board))
+    tried = attempted(board)
+    if len(tried):
+        display(tried)
+
+
+GPU_TIMED_TEST = "test_speed_criteria_run_and_the_solution_meets_them"
+
+
+def timed_on_gpu(junit: Path) -> dict[str, str]:
+    """Which exercises' GPU time targets the GPU tests graded, and how
+    each solution fared: ``{'2.1': 'passed', ...}`` from a JUnit file of
+    ``tests/gpu`` (`tests/gpu/test_workshop_on_gpu.py`, one test per timed
+    exercise, named by its number); empty when the file is missing."""
+    import xml.etree.ElementTree as ElementTree
+
+    if not junit.exists():
+        return {}
+    fared = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        name = case.get("name", "")
+        if name.startswith(GPU_TIMED_TEST + "["):
+            number = name[len(GPU_TIMED_TEST) + 1:-1]
+            failed = case.find("failure") is not None or \
+                case.find("error") is not None
+            skipped = case.find("skipped") is not None
+            fared[number] = ("failed" if failed else "skipped" if skipped
+                             else "passed")
+    return fared
+
+
+def timed_sentence(fared: dict[str, str]) -> str | None:
+    """`timed_on_gpu`'s result in a sentence; None when no GPU run graded
+    a time target."""
+    if not fared:
+        return None
+    from helpers.page.prose import and_list
+    numbers = and_list(sorted(fared))
+    if set(fared.values()) == {"passed"}:
+        outcome = "every solution met its target"
+    else:
+        outcome = "; ".join(f"the solution of {n} {f}"
+                            for n, f in sorted(fared.items()))
+    return (f"The last GPU test run kept with the book "
+            f"(`recorded/test-gpu-junit.xml`) graded the time targets of "
+            f"exercises {numbers}: {outcome}.")
+
+
+def kit_table(preflight: pd.DataFrame) -> pd.DataFrame:
+    """A `kit_check` result as the page shows it: one row per exercise,
+    named by its number ('2.1'), the solution's status, whether the
+    starter fails, and the two checks' time in milliseconds. The criteria
+    not graded here are `kit_not_graded`'s."""
+    table = pd.DataFrame({
+        "exercise": preflight["exercise"].map(_number),
+        "solution": preflight["solution"],
+        "starter fails": preflight["starter fails"],
+        "check ms": (preflight["seconds"] * 1e3).round().astype(int)})
+    return table.set_index("exercise")
+
+
+def kit_not_graded(preflight: pd.DataFrame) -> pd.DataFrame:
+    """The exercises of a `kit_check` with a criterion this machine could
+    not grade, and that criterion."""
+    rows = preflight[preflight["not graded here"] != ""]
+    return pd.DataFrame({"exercise": rows["exercise"],
+                         "not graded here": rows["not graded here"]}
+                        ).set_index("exercise")
+
+
+def _number(title: str) -> str:
+    """'2.1' of 'Exercise 2.1: K=25 at kInput speed'."""
+    return title.split(":")[0].removeprefix("Exercise ").strip()
 
 
 def kit_check(selection: list[Exercise] | None = None) -> pd.DataFrame:

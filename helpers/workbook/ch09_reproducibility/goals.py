@@ -188,8 +188,9 @@ def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
 
 
 def strict_run(junit: Path) -> dict[str, str] | None:
-    """The totals of the last ``make test-gpu`` (its JUnit XML), or None
-    when it has not been run and committed."""
+    """The totals of the last GPU test run (its JUnit XML: ``make
+    test-gpu``, or a GPU visit's tests), the notebooks it checked strictly,
+    and the tests that failed; None when none has been committed."""
     import xml.etree.ElementTree as ElementTree
 
     if not junit.exists():
@@ -201,7 +202,16 @@ def strict_run(junit: Path) -> dict[str, str] | None:
                          "JUnit XML (--junitxml)?")
     keys = ("tests", "failures", "errors", "skipped", "timestamp",
             "hostname")
-    return {key: suite.get(key, "") for key in keys}
+    run = {key: suite.get(key, "") for key in keys}
+    cases = suite.findall("testcase")
+    # nbval names a notebook's cells by the notebook's file
+    notebooks = {c.get("file", c.get("classname", "")) for c in cases
+                 if ".ipynb" in c.get("file", c.get("classname", ""))}
+    run["notebooks checked strictly"] = str(len(notebooks))
+    run["failed"] = ", ".join(
+        c.get("name", "?") for c in cases
+        if c.find("failure") is not None or c.find("error") is not None)
+    return run
 
 
 if __name__ == "__main__":
