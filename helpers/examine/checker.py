@@ -148,8 +148,9 @@ def _gpu_text(fn: Any, args: tuple[Any, ...],
         try:
             return gpu_export.compiled_text(fn, *arrays)
         except Exception as error:  # export can refuse (host callbacks)
-            why = (f"it could not be exported for an H100: "
-                   f"{type(error).__name__}: {_first_sentence(error)}")
+            why = ("it could not be compiled for an H100 without one "
+                   "(JAX's export, which the GPU checks read, stopped: "
+                   f"“{_first_sentence(error)}”); a run on a GPU checks it")
     skipped.append((GPU_CHECKS, why))
     return None
 

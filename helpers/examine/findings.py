@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import re
 import textwrap
 from typing import Literal
 
@@ -51,9 +52,11 @@ PATTERNS: dict[str, Pattern] = {
         "reduction emitted one thread per row",
         "XLA:GPU fuses a reduction over short rows as kLoop: each thread "
         "walks its own row, and a warp's loads land far apart",
-        "pad the reduced axis to 32, or change the layout so rows are "
-        "contiguous and long, and keep it only if it times faster on your "
-        "GPU (chapter 2)", "guide-kloop-reduction"),
+        "produce the data batch-minor (the batch axis last, so a warp "
+        "reads neighbours), or pad the reduced axis to 32; the fusion "
+        "autotuner may already have replaced the kLoop kernel, so keep a "
+        "fix only if it times faster on your GPU (chapter 2)",
+        "guide-kloop-reduction"),
     "tiny-dot": Pattern(
         "matrix product with a tiny dimension",
         "a batched dot whose output or contracted dimension is a few "
@@ -195,7 +198,8 @@ class Report:
                 "</p>")
         rows = "".join(_html_row(f, f.confidence) for f in self.findings)
         rows += "".join(_html_row(f, "note") for f in self.notes)
-        table = ("<table><tr><th>pattern (its section)</th>"
+        table = ("<table style='table-layout: fixed; width: 100%'>"
+                 "<tr><th>pattern (its section)</th>"
                  "<th>evidence</th><th>confidence</th><th>fix</th></tr>"
                  f"{rows}</table>") if rows else ""
         skipped = "".join(f"<p>not checked: {html.escape(c)} "
@@ -207,8 +211,17 @@ def _html_row(finding: Finding, confidence: str) -> str:
     # the pattern links to its section: one column fewer than the text
     pattern = (f"<a href='{finding.about.link}'>"
                f"{html.escape(finding.about.title)}</a>")
-    # a shape list (f32[1000,1000,3,25]) may break after its commas
-    evidence = html.escape(finding.evidence).replace(",", ",<wbr>")
-    cells = (html.escape(confidence), html.escape(finding.about.fix))
-    return (f"<tr><td>{pattern}</td><td>{evidence}</td>"
+    cells = (_inline_code(finding.evidence), html.escape(confidence),
+             _inline_code(finding.about.fix))
+    return (f"<tr><td>{pattern}</td>"
             + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+
+
+def _inline_code(text: str) -> str:
+    """Text for a table cell: `backticked` spans as code, and a break
+    allowed after each comma, dot and underscore, so that a long name or
+    shape list (f32[1000,1000,3,25], jax.default_matmul_precision) wraps
+    inside a narrow column instead of widening the table."""
+    escaped = html.escape(text)
+    breakable = re.sub(r"([,._])", r"\1<wbr>", escaped)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", breakable)

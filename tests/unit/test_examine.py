@@ -236,7 +236,9 @@ def test_a_report_reads_as_text_and_as_a_table():
     assert "1 finding" in text and "evidence:" in text and "fix:" in text
     assert "10_field_guide.html#guide-host-round-trip" in text
     html = report._repr_html_()
-    assert "<table>" in html and "href='10_field_guide.html#" in html
+    assert "<table style='table-layout: fixed; width: 100%'>" in html
+    assert "href='10_field_guide.html#" in html
+    assert "`" not in html  # backticked names are shown as code
     assert html.count("<th>") == 4  # the pattern links to its section
     assert list(report.table().columns) == ["pattern", "evidence",
                                             "confidence", "fix", "read"]
@@ -345,6 +347,16 @@ def test_an_export_that_fails_is_reported_in_one_sentence():
     report = examine(sharded, jax.device_put(
         jnp.ones(8), jax.NamedSharding(mesh, spec)))
     [(check, why)] = report.skipped
-    assert why.startswith("it could not be exported for an H100: "
-                          "ValueError: in_specs passed to shard_map")
+    assert why.startswith("it could not be compiled for an H100 without "
+                          "one (JAX's export, which the GPU checks read, "
+                          "stopped: “in_specs passed to shard_map")
+    assert "ValueError" not in why
     assert "\n" not in why and "you can" not in why
+
+
+def test_report_cells_show_code_and_let_long_names_wrap():
+    from helpers.examine.findings import _inline_code
+    cell = _inline_code("use `jax.default_matmul_precision` on f32[10,20]")
+    assert "<code>jax.<wbr>default_<wbr>matmul_<wbr>precision</code>" in cell
+    assert "f32[10,<wbr>20]" in cell and "`" not in cell
+    assert _inline_code("a < b") == "a &lt; b"  # escaped before marking
