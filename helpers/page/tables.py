@@ -28,14 +28,19 @@ def number(value: Any) -> str:
     between 0.001 and a million (whole numbers without decimals),
     scientific outside; a missing value (None, NaN) as a dash.
 
+    A list or tuple (the custom calls of a module, say) reads as its items
+    joined by commas, and as "none" when empty.
+
     Example:
         >>> [number(v) for v in (1651.23, 18.75, 0.000285, 2.0e-7, 3, True)]
         ['1651', '18.8', '0.000285', '2e-07', '3', 'True']
-        >>> [number(v) for v in (None, float("nan"))]
-        ['—', '—']
+        >>> [number(v) for v in (None, float("nan"), [], ["a", "b"])]
+        ['—', '—', 'none', 'a, b']
     """
     if value is None:
         return MISSING_CELL
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "none"
     if isinstance(value, (bool, int, str)):
         return str(value)
     try:

@@ -230,3 +230,22 @@ def test_the_backward_kernel_is_checked_too(monkeypatch):
     unchecked = functools.partial(fused_scan, check=False)
     jax.grad(lambda w: _loss(unchecked, INIT, XS, w))(W)
     assert checked == []
+
+
+def test_a_step_s_operations_are_counted_by_what_they_do():
+    module = ('%c = arith.constant 1.0 : f32\n'
+              'scf.for %i = %a to %b step %c {\n'
+              '  %0 = tt.load %p : tensor<16xf32>\n'
+              '  %1 = arith.mulf %0, %0 : tensor<16xf32>\n'
+              '  %2 = arith.addf %1, %0 : tensor<16xf32>\n'
+              '  %3 = "tt.reduce"(%2) ({ }) : (tensor<16xf32>) -> f32\n'
+              '  %4 = arith.addi %i, %c : i32\n'
+              '  %5 = tt.splat %3 : f32 -> tensor<16xf32>\n'
+              '  scf.yield %5\n}')
+    table = ir.step_operations(module)
+    assert table.loc["float arithmetic", "count"] == 2
+    assert table.loc["float arithmetic", "operations"] == \
+        "arith.addf, arith.mulf"
+    assert table.loc["sum across lanes", "count"] == 1  # generic, quoted
+    assert table.loc["index arithmetic", "count"] == 1
+    assert table["count"].sum() == 5  # the splat sets up, not counted

@@ -15,10 +15,12 @@ rather than a confusing error, and callers can skip the check.
 from __future__ import annotations
 
 import itertools
+import re
 import types
 from typing import Any, Callable, Iterator
 
 import jax
+import pandas as pd
 from jax.extend import core as jex_core
 
 from helpers.pallas.jaxprs import primitive_names
@@ -144,3 +146,39 @@ def unsupported_operations(step: Callable[..., Any], *args: Any
     jaxpr = jax.make_jaxpr(step)(*args).jaxpr
     return {name for name in primitive_names(jaxpr)
             if name not in {str(k) for k in triton_lowering_rules}}
+
+
+# What each Triton IR operation of a loop body does, for a reader; the
+# constants, splats and index ranges that set up a body are left out.
+ROLES = {"arith.addf": "float arithmetic", "arith.subf": "float arithmetic",
+         "arith.mulf": "float arithmetic", "arith.divf": "float arithmetic",
+         "arith.sitofp": "float arithmetic",
+         "tt.extern_elementwise": "library math (exp)",
+         "tt.reduce": "sum across lanes", "tt.load": "memory",
+         "tt.store": "memory", "tt.addptr": "memory",
+         "tt.expand_dims": "layout", "tt.trans": "layout",
+         "tt.broadcast": "layout"}
+SETUP = ("arith.const", "tt.splat", "tt.make_range")
+
+
+def body_operations(module: str) -> list[str]:
+    """The operations of the first ``scf.for`` body in a Triton module, in
+    order, without the constants, splats and ranges that set it up."""
+    body = module[module.index("scf.for"):module.index("scf.yield")]
+    # an operation in generic form has its name quoted: = "tt.reduce"(...)
+    return [op for op in re.findall(r'= "?(\w+\.\w+)', body)
+            if not op.startswith(SETUP)]
+
+
+def step_operations(module: str) -> pd.DataFrame:
+    """`body_operations` counted by role (`ROLES`; index arithmetic and
+    anything else by its dialect), with the operations of each role
+    named."""
+    ops = body_operations(module)
+    roles = [ROLES.get(op, "index arithmetic" if op.startswith("arith.")
+                       else op.split(".")[0]) for op in ops]
+    table = pd.DataFrame({"role": roles, "operation": ops})
+    return table.groupby("role").agg(
+        count=("operation", "size"),
+        operations=("operation", lambda o: ", ".join(sorted(set(o))))
+    ).sort_values("count", ascending=False)
