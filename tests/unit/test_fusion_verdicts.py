@@ -174,3 +174,24 @@ def test_the_closing_list_names_a_cliff_the_autotuner_hid(off25,
     assert "K = 25 was not slower than K = 35" in text
     assert ("with the fusion autotuner off, K = 25 took 3.00 and 3.00 "
             "times as long" in text) is says_hidden
+
+
+def test_the_emitters_summary_counts_every_case_once():
+    from helpers.measuring import recorded
+    for data in (first_visit.load("02_fusion/sweep")["data"],
+                 recorded.load("02_fusion/sweep")["data"]):
+        rows = fusion_verdicts.table(data, 3000.0)
+        every = fusion_verdicts.emitters(rows)
+        summary = fusion_verdicts.emitters_summary(rows)
+        assert set(summary.index) == set(every["rule"])
+        for rule, row in summary.iterrows():
+            part = every[every["rule"] == rule]
+            assert row["K"] == ", ".join(
+                str(k) for k in sorted(set(part["K"])))
+            for dtype in ("float32", "float64"):
+                ran = part[part["dtype"] == dtype]["GPU ran"]
+                triton = int(ran.str.startswith("kCustom").sum())
+                assert row[f"GPU ran, {dtype}"] == \
+                    f"Triton {triton}, XLA's own {len(ran) - triton}"
+            assert row["agree"] == \
+                f"{int(part['agree'].sum())} of {len(part)}"

@@ -116,6 +116,24 @@ def emitters(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def emitters_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """`emitters` in one row per kind XLA's rule names: the K it names it
+    for, and per dtype how many of those K the GPU ran as a Triton fusion
+    (``kCustom``) or with XLA's own emitter, and how many agree."""
+    table = emitters(rows)
+    summary = []
+    for rule, part in table.groupby("rule", sort=True):
+        row: dict[str, Any] = {"rule says": rule, "K": ", ".join(
+            str(k) for k in sorted(set(part["K"])))}
+        for dtype, ran in part.groupby("dtype")["GPU ran"]:
+            triton = int(ran.str.startswith("kCustom").sum())
+            row[f"GPU ran, {dtype}"] = (f"Triton {triton}, XLA's own "
+                                        f"{len(ran) - triton}")
+        row["agree"] = f"{int(part['agree'].sum())} of {len(part)}"
+        summary.append(row)
+    return pd.DataFrame(summary).set_index("rule says")
+
+
 def autotuned(rows: pd.DataFrame, gpu: str) -> str | None:
     """How often the GPU ran the Triton (kCustom) emitter instead of the
     one XLA's rule names, and how well the rule predicts the GPU run."""
