@@ -148,3 +148,32 @@ def fit(measured: pd.DataFrame, algorithm: str = "ring") -> Fit:
     total = np.sum((np.log(seconds) - np.log(seconds).mean()) ** 2)
     return Fit(float(alpha), float(1 / inverse_bw),
                float(1 - residual / total), len(measured))
+
+
+def against_fit(measured: pd.DataFrame, fitted: Fit,
+                algorithm: str = "ring") -> pd.DataFrame:
+    """Each measurement beside the fitted model, in units a page reads:
+    devices, KiB per device, measured and model µs, and measured over
+    model (1 where the model is exact)."""
+    model = [predict(c, n, int(p), algorithm=algorithm,
+                     alpha_s=fitted.alpha_s, bytes_per_s=fitted.bytes_per_s)
+             for c, n, p in zip(measured["collective"], measured["bytes"],
+                                measured["devices"])]
+    table = pd.DataFrame({
+        "devices": measured["devices"].to_numpy(),
+        "KiB": (measured["bytes"] / 1024).to_numpy(),
+        "measured µs": (measured["seconds"] * 1e6).to_numpy(),
+        "model µs": np.array(model) * 1e6})
+    table["measured / model"] = table["measured µs"] / table["model µs"]
+    return table
+
+
+def worst_fit(table: pd.DataFrame) -> str:
+    """Where an `against_fit` table's model is furthest off, in a
+    sentence."""
+    off = np.abs(np.log(table["measured / model"]))
+    row = table.loc[off.idxmax()]
+    return (f"The model is furthest off at {row['devices']:.0f} devices "
+            f"and {row['KiB']:g} KiB: {row['measured µs']:.0f} µs measured "
+            f"against {row['model µs']:.0f} µs, "
+            f"{row['measured / model']:.2f} times.")

@@ -266,9 +266,11 @@ def pipeline_schedule(stages: int, microbatches: int,
         fig, ax = plt.subplots(figsize=(max(7.5, 0.55 * total),
                                         0.6 * stages + 1.2),
                                layout="constrained")
+        busy = 0  # steps stage 0 works, counted as they are drawn
         for s, m, r in itertools.product(range(stages), range(microbatches),
                                          range(repeats)):
             step = r * microbatches + m + s
+            busy += s == 0
             ax.add_patch(Rectangle((step, s), 0.95, 0.9,
                                    facecolor=colors(m % 10),
                                    hatch="//" if r else None,
@@ -279,7 +281,7 @@ def pipeline_schedule(stages: int, microbatches: int,
                     va="center", color="white", fontsize="small",
                     bbox={"facecolor": colors(m % 10), "edgecolor": "none",
                           "pad": 1} if r else None)
-        bubble = (stages - 1) / total
+        bubble = 1 - busy / total  # every stage idles as long as stage 0
         trips = (f", {repeats} trips around the ring (later ones hatched)"
                  if repeats > 1 else "")
         ax.set(xlim=(0, total), ylim=(stages, 0), xlabel="step",

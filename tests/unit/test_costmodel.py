@@ -58,3 +58,20 @@ def test_links_are_cited_vendor_figures():
 def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_the_fit_table_shows_each_time_beside_the_model():
+    rows = [{"collective": "all-reduce", "devices": p, "bytes": n,
+             "seconds": collective_cost.predict(
+                 "all-reduce", n, p, alpha_s=5e-6, bytes_per_s=2e9)}
+            for p in (2, 4) for n in (4096, 1 << 20)]
+    measured = pd.DataFrame(rows)
+    measured.loc[0, "seconds"] *= 3  # 2 devices, 4 KiB: three times slow
+    fit = collective_cost.Fit(5e-6, 2e9, 0.9, len(rows))
+    table = collective_cost.against_fit(measured, fit)
+    assert list(table.columns) == ["devices", "KiB", "measured µs",
+                                   "model µs", "measured / model"]
+    np.testing.assert_allclose(table["measured / model"], [3, 1, 1, 1])
+    assert collective_cost.worst_fit(table).startswith(
+        "The model is furthest off at 2 devices and 4 KiB: ")
+    assert "3.00 times" in collective_cost.worst_fit(table)
