@@ -52,4 +52,5 @@ def test_the_product_section_reads_chapter_2_by_its_clock(load, clock):
     rows = fusion_verdicts.table(fixes, copy)
     plain = rows[(rows["K"] == 25) & (rows["dtype"] == "float32")
                  & (rows["version"] == "a @ b")]["achieved"].iloc[0]
-    assert f"at {guide.roofline_share(plain)} of the copy bandwidth" in text
+    assert (f"at {fusion_verdicts.percent(plain)} of the copy bandwidth"
+            in text)

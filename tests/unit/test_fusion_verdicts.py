@@ -1,5 +1,6 @@
 """Chapter 2's computed sentences: each flips with the data behind it."""
 
+import pandas as pd
 import pytest
 
 import first_visit
@@ -177,21 +178,18 @@ def test_the_closing_list_names_a_cliff_the_autotuner_hid(off25,
 
 
 def test_the_emitters_summary_counts_every_case_once():
-    from helpers.measuring import recorded
-    for data in (first_visit.load("02_fusion/sweep")["data"],
-                 recorded.load("02_fusion/sweep")["data"]):
-        rows = fusion_verdicts.table(data, 3000.0)
-        every = fusion_verdicts.emitters(rows)
-        summary = fusion_verdicts.emitters_summary(rows)
-        assert set(summary.index) == set(every["rule"])
-        for rule, row in summary.iterrows():
-            part = every[every["rule"] == rule]
-            assert row["K"] == ", ".join(
-                str(k) for k in sorted(set(part["K"])))
-            for dtype in ("float32", "float64"):
-                ran = part[part["dtype"] == dtype]["GPU ran"]
-                triton = int(ran.str.startswith("kCustom").sum())
-                assert row[f"GPU ran, {dtype}"] == \
-                    f"Triton {triton}, XLA's own {len(ran) - triton}"
-            assert row["agree"] == \
-                f"{int(part['agree'].sum())} of {len(part)}"
+    # the rule names kLoop for K = 10 and 20, kInput for K = 16
+    rows = pd.DataFrame({
+        "version": ["a @ b"] * 6, "K": [10, 20, 16] * 2,
+        "dtype": ["float32"] * 3 + ["float64"] * 3,
+        "fusions": ["kCustom (named kLoop) reduce", "kLoop reduce",
+                    "kInput reduce", "kCustom (named kLoop) reduce",
+                    "kCustom (named kLoop) reduce", "kLoop reduce"]})
+    summary = fusion_verdicts.emitters_summary(rows)
+    assert summary.to_dict("index") == {
+        "kInput": {"K": "16", "GPU ran, float32": "Triton 0, XLA's own 1",
+                   "GPU ran, float64": "Triton 0, XLA's own 1",
+                   "agree": "1 of 2"},
+        "kLoop": {"K": "10, 20", "GPU ran, float32": "Triton 1, XLA's own 1",
+                  "GPU ran, float64": "Triton 2, XLA's own 0",
+                  "agree": "4 of 4"}}

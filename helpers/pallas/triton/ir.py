@@ -148,17 +148,27 @@ def unsupported_operations(step: Callable[..., Any], *args: Any
             if name not in {str(k) for k in triton_lowering_rules}}
 
 
-# What each Triton IR operation of a loop body does, for a reader; the
-# constants, splats and index ranges that set up a body are left out.
-ROLES = {"arith.addf": "float arithmetic", "arith.subf": "float arithmetic",
-         "arith.mulf": "float arithmetic", "arith.divf": "float arithmetic",
-         "arith.sitofp": "float arithmetic",
-         "tt.extern_elementwise": "library math (exp)",
-         "tt.reduce": "sum across lanes", "tt.load": "memory",
-         "tt.store": "memory", "tt.addptr": "memory",
-         "tt.expand_dims": "layout", "tt.trans": "layout",
-         "tt.broadcast": "layout"}
+# What each Triton IR operation of a loop body does, for a reader: any
+# arith operation on floats (addf, mulf, cmpf, ...) is float arithmetic,
+# the other arith operations index arithmetic; the constants, splats and
+# index ranges that set up a body are left out.
+TRITON_ROLES = {"tt.extern_elementwise": "library math (exp)",
+                "tt.reduce": "sum across lanes", "tt.load": "memory",
+                "tt.store": "memory", "tt.addptr": "memory",
+                "tt.expand_dims": "layout", "tt.trans": "layout",
+                "tt.broadcast": "layout"}
+FLOAT_ROLES = ("float arithmetic", "sum across lanes", "library math (exp)")
 SETUP = ("arith.const", "tt.splat", "tt.make_range")
+
+
+def role(operation: str) -> str:
+    """What a Triton IR operation does, e.g. ``'float arithmetic'`` for
+    ``arith.mulf``; an operation of another dialect, its dialect."""
+    if re.fullmatch(r"arith\.\w+f", operation):
+        return "float arithmetic"
+    if operation.startswith("arith."):
+        return "index arithmetic"
+    return TRITON_ROLES.get(operation, operation.split(".")[0])
 
 
 def body_operations(module: str) -> list[str]:
@@ -171,13 +181,11 @@ def body_operations(module: str) -> list[str]:
 
 
 def step_operations(module: str) -> pd.DataFrame:
-    """`body_operations` counted by role (`ROLES`; index arithmetic and
-    anything else by its dialect), with the operations of each role
-    named."""
+    """`body_operations` counted by `role`, with the operations of each
+    role named."""
     ops = body_operations(module)
-    roles = [ROLES.get(op, "index arithmetic" if op.startswith("arith.")
-                       else op.split(".")[0]) for op in ops]
-    table = pd.DataFrame({"role": roles, "operation": ops})
+    table = pd.DataFrame({"role": [role(op) for op in ops],
+                          "operation": ops})
     return table.groupby("role").agg(
         count=("operation", "size"),
         operations=("operation", lambda o: ", ".join(sorted(set(o))))

@@ -12,18 +12,14 @@ step takes their number times it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from helpers.page import arithmetic, prose
+from helpers.pallas.triton import ir
 
-# Triton's floating-point arithmetic in a loop body: arith ops on floats
-# (addf, mulf, subf, divf, ...), sums across lanes, and the exponentials
-# (calls into libdevice).
-FLOAT_OPS = re.compile(r"arith\.\w+f$|tt\.reduce$|tt\.extern_elementwise$")
 CPU_LOOP = "cpu scan, softplus hoisted"
 
 
@@ -60,7 +56,9 @@ def float_operations(operations: pd.Series) -> int:
     if operations.empty:
         raise ValueError("no operations given: count the loop body's "
                          "operations first (the chapter's `operations`).")
-    return int(operations[[bool(FLOAT_OPS.match(name))
+    # arith ops on floats, sums across lanes and the exponentials (calls
+    # into libdevice), as the chapter's table of the body names them
+    return int(operations[[ir.role(name) in ir.FLOAT_ROLES
                            for name in operations.index]].sum())
 
 

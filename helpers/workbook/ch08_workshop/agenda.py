@@ -175,11 +175,11 @@ def agenda(times: pd.DataFrame, session_min: int = 180,
     rested = False
     clock = _add(rows, "setup on Colab", 0.0, SETUP_MIN)
     for row in times.to_dict("records"):
+        name = row.get("title") or row["chapter"]
         if clock + row["block min"] > session_min - reserved:
-            homework.append(row.get("title") or row["chapter"])
+            homework.append(name)
             continue
-        clock = _add(rows, row.get("title") or row["chapter"], clock,
-                     row["block min"])
+        clock = _add(rows, name, clock, row["block min"])
         if not rested and clock >= session_min / 2:
             clock = _add(rows, "break", clock, BREAK_MIN)
             rested = True

@@ -211,21 +211,11 @@ def timed_on_gpu(junit: Path) -> dict[str, str]:
     each solution fared: ``{'2.1': 'passed', ...}`` from a JUnit file of
     ``tests/gpu`` (`tests/gpu/test_workshop_on_gpu.py`, one test per timed
     exercise, named by its number); empty when the file is missing."""
-    import xml.etree.ElementTree as ElementTree
-
-    if not junit.exists():
-        return {}
-    fared = {}
-    for case in ElementTree.parse(junit).getroot().iter("testcase"):
-        name = case.get("name", "")
-        if name.startswith(GPU_TIMED_TEST + "["):
-            number = name[len(GPU_TIMED_TEST) + 1:-1]
-            failed = case.find("failure") is not None or \
-                case.find("error") is not None
-            skipped = case.find("skipped") is not None
-            fared[number] = ("failed" if failed else "skipped" if skipped
-                             else "passed")
-    return fared
+    from helpers.measuring import recorded
+    prefix = GPU_TIMED_TEST + "["
+    return {case["name"][len(prefix):-1]: case["outcome"]
+            for case in recorded.test_cases(junit)
+            if case["name"].startswith(prefix)}
 
 
 def timed_sentence(fared: dict[str, str]) -> str | None:

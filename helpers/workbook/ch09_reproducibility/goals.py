@@ -203,14 +203,13 @@ def strict_run(junit: Path) -> dict[str, str] | None:
     keys = ("tests", "failures", "errors", "skipped", "timestamp",
             "hostname")
     run = {key: suite.get(key, "") for key in keys}
-    cases = suite.findall("testcase")
+    cases = recorded.test_cases(junit)
     # nbval names a notebook's cells by the notebook's file
-    notebooks = {c.get("file", c.get("classname", "")) for c in cases
-                 if ".ipynb" in c.get("file", c.get("classname", ""))}
+    notebooks = {c["file"] or c["classname"] for c in cases
+                 if ".ipynb" in (c["file"] or c["classname"])}
     run["notebooks checked strictly"] = str(len(notebooks))
-    run["failed"] = ", ".join(
-        c.get("name", "?") for c in cases
-        if c.find("failure") is not None or c.find("error") is not None)
+    run["failed"] = ", ".join(c["name"] for c in cases
+                              if c["outcome"] == "failed")
     return run
 
 

@@ -16,7 +16,7 @@ import jax
 import pandas as pd
 
 from helpers.examine import Report, examine
-from helpers.measuring import bench, machine, roofline
+from helpers.measuring import bench, machine
 from helpers.workbook.ch10_field_guide.cases import CASES, Case
 
 
@@ -195,21 +195,16 @@ def product_on_gpu(fixes_data: dict[str, Any], gpu: str,
     share = at["achieved"]
     plain = at["version"] == "a @ b"
     best = share.idxmax()
+    percent = fusion_verdicts.percent
     clock = ("by device time" if fusion_verdicts.by_device_clock(fixes_data)
              else "times by the wall clock, so these are lower bounds")
     return (f"On the {gpu}, chapter 2 recorded `a @ b` at K = 25 (float32) "
             f"fused as {at.loc[plain, 'fusions'].iloc[0]}, at "
-            f"{roofline_share(share[plain].iloc[0])} of the copy bandwidth, "
+            f"{percent(share[plain].iloc[0])} of the copy bandwidth, "
             f"and the fastest of its versions, *{at.loc[best, 'version']}* "
             f"(fused as {at.loc[best, 'fusions'] or 'no fusion'}), at "
-            f"{roofline_share(share[best])} ({clock}).")
+            f"{percent(share[best])} ({clock}).")
 
-
-def roofline_share(fraction: float) -> str:
-    """A share of the copy bandwidth as the page writes it: a percentage,
-    or chapter 1's words for one above the ceiling."""
-    shown = roofline.share(fraction)
-    return shown if isinstance(shown, str) else f"{shown:.0%}"
 
 
 def precision_on_gpu(claims_data: dict[str, Any], gpu: str) -> str:

@@ -205,10 +205,13 @@ def matrix_products(fn: Program, *args: Any) -> int:
         1
     """
     mod = module(fn, args)
-    return sum(i.op == "dot" or (i.op == "custom-call" and
-                                 _custom_call_target(i).startswith(
-                                     GEMM_TARGETS))
-               for body in mod.values() for i in body)
+    return sum(_is_gemm(i) for body in mod.values() for i in body)
+
+
+def _is_gemm(inst: Instruction) -> bool:
+    return inst.op == "dot" or (inst.op == "custom-call" and
+                                _custom_call_target(inst).startswith(
+                                    GEMM_TARGETS))
 
 
 def source_products(fn: Program, *args: Any) -> int:
@@ -225,8 +228,7 @@ def source_products(fn: Program, *args: Any) -> int:
 def _is_product(inst: Instruction) -> bool:
     # XLA:CPU's dots may lose their metadata; XLA:GPU's reductions keep it.
     return launches_kernel(inst) and (
-        inst.op == "dot"
-        or _custom_call_target(inst).startswith(GEMM_TARGETS)
+        _is_gemm(inst)
         or inst.metadata.get("op_name", "").endswith("dot_general"))
 
 
