@@ -278,6 +278,22 @@ def reference(name: str, device: str = REFERENCE_DEVICE) -> Result:
     return Result(name, "recorded", record["data"], record["provenance"])
 
 
+def other_gpus(name: str, device: str = REFERENCE_DEVICE) -> list[Result]:
+    """The recordings of ``name`` made on GPUs other than ``device``, in
+    the order of their folders' names: what a chapter shows beside the
+    reference where GPUs differ (an H200's bandwidth beside an H100's).
+
+    Example:
+        >>> all(r.source == "recorded" for r in other_gpus(
+        ...     "01_measuring/summary"))
+        True
+    """
+    path_for(name, device)  # validate the name
+    folders = sorted(p.name for p in root().glob("*/") if p.is_dir())
+    return [reference(name, slug) for slug in folders
+            if slug != device and path_for(name, slug).exists()]
+
+
 @dataclasses.dataclass(frozen=True)
 class Narrated:
     """A GPU result as a chapter uses it: the reference recording, which

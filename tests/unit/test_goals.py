@@ -90,3 +90,26 @@ def test_a_value_waiting_for_its_recording_is_named_not_blank():
 def test_a_goal_needs_a_label_for_each_value():
     with pytest.raises(ValueError, match="2 glued names but 1 labels"):
         goals.Goal("x", "a goal", ("a", "b"), lambda v: True, ("only a",))
+
+
+def test_a_run_is_said_in_words(tmp_path):
+    assert "No GPU test run is recorded" in goals.run_in_words(None)
+    junit = tmp_path / "junit.xml"
+    junit.write_text('<testsuites><testsuite tests="37" failures="0" '
+                     'errors="0" skipped="1" timestamp="2026-11-26T02:49">'
+                     '</testsuite></testsuites>')
+    said = goals.run_in_words(goals.strict_run(junit))
+    assert said.startswith("The last GPU test run (2026-11-26): 37 tests, "
+                           "36 passed, 1 skipped and 0 failed.")
+    assert "compared no notebooks strictly" in said
+    junit.write_text(
+        '<testsuites><testsuite tests="3" failures="1" timestamp="">'
+        '<testcase classname="chapters.01_measuring.ipynb" name="Cell 1"/>'
+        '<testcase classname="tests.gpu.test_on_gpu" name="test_a">'
+        '<failure message="x"/></testcase>'
+        '<testcase classname="tests.gpu.test_on_gpu" name="test_b"/>'
+        '</testsuite></testsuites>')
+    said = goals.run_in_words(goals.strict_run(junit))
+    assert "(undated): 3 tests, 2 passed, 0 skipped and 1 failed (test_a)." \
+        in said
+    assert "compared 1 notebook strictly" in said

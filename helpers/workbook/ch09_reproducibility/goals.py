@@ -213,6 +213,30 @@ def strict_run(junit: Path) -> dict[str, str] | None:
     return run
 
 
+
+def run_in_words(run: dict[str, str] | None) -> str:
+    """`strict_run`'s totals as the page says them: when, how many passed,
+    were skipped and failed (named), and the notebooks compared strictly.
+    """
+    if run is None:
+        return ("No GPU test run is recorded yet: `make test-gpu` on a GPU "
+                "writes recorded/test-gpu-junit.xml.")
+    counts = {key: int(run[key] or 0)
+              for key in ("tests", "failures", "errors", "skipped")}
+    failed = counts["failures"] + counts["errors"]
+    passed = counts["tests"] - failed - counts["skipped"]
+    text = (f"The last GPU test run ({run['timestamp'][:10] or 'undated'})"
+            f": {counts['tests']} tests, {passed} passed, "
+            f"{counts['skipped']} skipped and {failed} failed"
+            + (f" ({run['failed']})." if run["failed"] else "."))
+    notebooks = int(run["notebooks checked strictly"])
+    if notebooks:
+        return text + (f" It compared {notebooks} notebook"
+                       f"{'' if notebooks == 1 else 's'} strictly.")
+    return text + (" It compared no notebooks strictly: a GPU visit's check "
+                   "of a notebook is executing it, which stops at the "
+                   "first cell that fails.")
+
 if __name__ == "__main__":
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("chapters")
     print(table(folder).to_string())

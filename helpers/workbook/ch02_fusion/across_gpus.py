@@ -1,0 +1,120 @@
+"""Chapter 2's fixes on every recorded GPU, side by side.
+
+The verdict on the 85% goal is the reference GPU's. Where another GPU
+recorded the fixes too (`helpers.measuring.recorded.other_gpus`), this
+module puts each GPU's best version beside the reference's, and says in
+a sentence computed from both recordings whether the goal holds there,
+and whether the best fix sped up with the faster memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from helpers.measuring import roofline
+from helpers.page import prose
+from helpers.workbook.ch02_fusion import verdicts
+
+DTYPES = ("float32", "float64")
+
+
+def goal_table(results: list[Any]) -> pd.DataFrame:
+    """For each recording of ``02_fusion/fixes`` (a
+    `helpers.measuring.recorded.Result`) and dtype: the version whose
+    slowest K in 10..50 does best, that share of the GPU's own copy
+    ceiling, default ``a @ b``'s (both as `roofline.share` shows them),
+    and whether the goal is met."""
+    rows = []
+    for result in results:
+        report = verdicts.goal_report(verdicts.table(result.data))
+        for dtype in DTYPES:
+            version, worst, default = verdicts.best(report, dtype)
+            rows.append({"GPU": result.device, "dtype": dtype,
+                         "copy GB/s": result.data["copy_gbps"],
+                         "best version": version,
+                         "its slowest K": roofline.share(worst),
+                         "a @ b's slowest K": roofline.share(default),
+                         f"meets {verdicts.GOAL:.0%}":
+                             worst >= verdicts.GOAL})
+    return pd.DataFrame(rows).set_index(["GPU", "dtype"])
+
+
+def speedups(reference: pd.DataFrame, other: pd.DataFrame, version: str,
+             dtype: str) -> pd.Series:
+    """How many times as fast ``version`` ran on ``other`` as on
+    ``reference`` (`verdicts.table` of each) at each K in
+    `verdicts.GOAL_KS`, indexed by K."""
+    low, high = verdicts.GOAL_KS
+
+    def times(rows: pd.DataFrame) -> pd.Series:
+        part = rows[(rows["version"] == version) & (rows["dtype"] == dtype)
+                    & rows["K"].between(low, high)]
+        return part.set_index("K")["ms"]
+
+    return (times(reference) / times(other)).dropna()
+
+
+def compare(reference: dict[str, Any], other: dict[str, Any],
+            reference_gpu: str, other_gpu: str) -> str | None:
+    """The goal on ``other`` beside the reference, and whether the
+    reference's best version sped up as much as the copy ceiling did.
+    None unless both recordings are by device time."""
+    if not (verdicts.by_device_clock(reference)
+            and verdicts.by_device_clock(other)):
+        return None
+    ref, new = verdicts.table(reference), verdicts.table(other)
+    ref_report, new_report = verdicts.goal_report(ref), \
+        verdicts.goal_report(new)
+    shares = [verdicts.best(new_report, dtype) for dtype in DTYPES]
+    met = min(share for _, share, _ in shares) >= verdicts.GOAL
+    text = (f"On the {other_gpu} the best versions reached "
+            + " and ".join(f"{verdicts.percent(share)} ({dtype}, "
+                           f"*{version}*)" for dtype, (version, share, _)
+                           in zip(DTYPES, shares))
+            + f" of its own copy ceiling at their slowest K: the "
+            f"{verdicts.GOAL:.0%} goal is {'met' if met else 'not met'} "
+            "there.")
+    copy = other["copy_gbps"] / reference["copy_gbps"]
+    gains, behind = [], []
+    for dtype in DTYPES:
+        version, _, _ = verdicts.best(ref_report, dtype)
+        gain = speedups(ref, new, version, dtype)
+        gains.append(f"{gain.min():.2f} to {gain.max():.2f} times as fast "
+                     f"in {dtype} (*{version}*)")
+        slow = gain[gain < copy / (1 + _SAME)]
+        if not slow.empty:
+            where = ("every K" if len(slow) == len(gain) else "K = "
+                     + prose.and_list(map(str, slow.index)))
+            behind.append(f"{where} in {dtype}")
+    text += (f" Its copy ceiling is {copy:.2f} times the {reference_gpu}'s,"
+             f" and the {reference_gpu}'s best versions ran "
+             + " and ".join(gains) + f" on it, over K {verdicts.GOAL_KS[0]}"
+             f" to {verdicts.GOAL_KS[1]}.")
+    if behind:
+        text += (" They fell behind the faster memory at "
+                 + " and at ".join(behind) + ". " + _reachable(new, other_gpu))
+    return text
+
+
+# Speed-ups within this share of the ceiling's ratio kept up with it.
+_SAME = 0.05
+
+
+def _reachable(rows: pd.DataFrame, gpu: str) -> str:
+    """Whether any version reached the goal at these sizes on ``gpu``:
+    if one did, the arrays are large enough for the goal there, and the
+    shortfall is the kernel's."""
+    low, high = verdicts.GOAL_KS
+    in_range = rows[rows["K"].between(low, high) & (rows["achieved"] <= 1)]
+    top = in_range.loc[in_range["achieved"].idxmax()]
+    if top["achieved"] < verdicts.GOAL:
+        return (f"No version reached {verdicts.GOAL:.0%} at any K from "
+                f"{low} to {high} on the {gpu} (the best: "
+                f"{verdicts.percent(top['achieved'])}), so these sizes may "
+                "be too small to stream at its ceiling.")
+    return (f"These sizes can reach the ceiling on the {gpu}: *"
+            f"{top['version']}* in {top['dtype']} reached "
+            f"{verdicts.percent(top['achieved'])} at K = {top['K']}. The "
+            "shortfall is the kernel's, not the arrays' size.")

@@ -1,0 +1,133 @@
+"""Chapters 1 and 2 beside other recorded GPUs: the sentences flip with
+the data, and only other GPUs' recordings are found."""
+
+import copy
+
+import pytest
+
+from helpers.measuring import recorded, roofline
+from helpers.workbook.ch01_measuring import across_gpus as ch1
+from helpers.workbook.ch02_fusion import across_gpus as ch2
+from helpers.workbook.ch02_fusion import reductions
+from test_fusion_verdicts import recording as fixes_recording
+from test_measuring_verdicts import device_recording, first_recording
+from test_recorded import GPU as H100_PROVENANCE
+
+H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+
+
+def test_other_gpus_finds_every_recording_but_the_references(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
+    recorded.save("01_measuring/summary", {"n": 1},
+                  provenance=H100_PROVENANCE)
+    assert recorded.other_gpus("01_measuring/summary") == []
+    recorded.save("01_measuring/summary", {"n": 2},
+                  provenance={**H100_PROVENANCE, "device": H200})
+    recorded.save("02_fusion/fixes", {"n": 3},
+                  provenance={**H100_PROVENANCE, "device": "Tesla T4"})
+    others = recorded.other_gpus("01_measuring/summary")
+    assert [(r.device, r.data) for r in others] == [(H200, {"n": 2})]
+    with pytest.raises(ValueError, match="<chapter>/<result>"):
+        recorded.other_gpus("summary")
+
+
+def faster(data, copy_times=1.0, matmul_times=1.0, added_us=None):
+    """``data`` as a GPU with ``copy_times`` the bandwidth (its copy and
+    large kernel that much shorter) and ``matmul_times`` the rate; a call
+    back to back adds ``added_us`` to the large span (unchanged: None)."""
+    data = copy.deepcopy(data)
+    ceilings = data["ceilings"]
+    ceilings["copy_bytes_per_s"] *= copy_times
+    for key in ceilings["matmul_flops_per_s"]:
+        ceilings["matmul_flops_per_s"][key] *= matmul_times
+    profile = data["profile"]
+    old_added = profile["back_to_back_us"][-1] - profile["span_us"][-1]
+    profile["span_us"][-1] /= copy_times
+    profile["back_to_back_us"][-1] = profile["span_us"][-1] + (
+        old_added if added_us is None else added_us)
+    return data
+
+
+def test_only_a_faster_memory_is_named_as_such():
+    reference = device_recording()
+    memory = ch1.compare(reference, faster(reference, 1.4), H100, H200)
+    assert "copy ceiling is 1.40 times" in memory
+    assert "Only its memory is faster" in memory
+    assert "floor there is 71% of the" in memory
+    both = ch1.compare(reference, faster(reference, 1.4, 1.5), H100, H200)
+    assert "matmul rate 1.50 times" in both
+    assert "Only its memory" not in both
+
+
+def test_the_goal_on_each_gpu_is_decided_by_its_own_calls():
+    reference = device_recording()  # adds 7 µs to 705 µs: within 5%
+    same = ch1.compare(reference, faster(reference, 1.4), H100, H200)
+    assert same.count("within 5%") == 2
+    assert "about the same on both" in same
+    doubled = ch1.compare(reference, faster(reference, 1.4, added_us=40.0),
+                          H100, H200)
+    assert "outside 5%" in doubled
+    assert "A call on the NVIDIA H200 adds 5.7 times" in doubled
+    table = ch1.table([recorded.Result("x", "recorded", d,
+                                       {"device": name})
+                       for d, name in ((reference, H100),
+                                       (faster(reference, 2.0), H200))])
+    assert table.loc[H200, "copy GB/s"] == pytest.approx(
+        2 * table.loc[H100, "copy GB/s"])
+
+
+def test_a_wall_clock_recording_is_not_compared():
+    assert ch1.compare(first_recording(), device_recording(), H100,
+                       H200) is None
+
+
+def ms_at(share, copy_gbps, dtype, k):
+    """The time in ms that moves a (1000 x 1000) batch at ``share`` of
+    ``copy_gbps``."""
+    moved = reductions.bytes_moved(10**6, k, 8 if dtype == "float64" else 4)
+    return moved / (share * copy_gbps * 1e9) * 1e3
+
+
+def fixes(share, copy_gbps, best="batch-minor", other_share=0.3):
+    """A fixes recording where ``best`` reaches ``share`` at every K and
+    ``a @ b`` reaches ``other_share``."""
+    times = {(version, dtype, k): ms_at(s, copy_gbps, dtype, k)
+             for version, s in ((best, share), ("a @ b", other_share))
+             for dtype in ch2.DTYPES for k in (10, 25, 35, 50)}
+    return fixes_recording(times, versions=("a @ b", best),
+                           copy_gbps=copy_gbps)
+
+
+def test_the_goal_and_the_speedup_on_another_gpu():
+    reference = fixes(0.9, 3000.0)
+    kept_up = ch2.compare(reference, fixes(0.9, 4200.0), H100, H200)
+    assert "goal is met there" in kept_up
+    assert "1.40 to 1.40 times as fast in float32" in kept_up
+    assert "fell behind" not in kept_up
+    # the same times on a GPU with faster memory: no gain at all
+    lagged = ch2.compare(reference, fixes(0.9 * 3000 / 4200, 4200.0),
+                         H100, H200)
+    assert "goal is not met there" in lagged
+    assert "fell behind the faster memory at every K in float32" in lagged
+    assert "No version reached 85%" in lagged
+    # another version streams at the ceiling: the arrays are large enough
+    reachable = ch2.compare(reference, fixes(0.64, 4200.0, other_share=0.95),
+                            H100, H200)
+    assert "*a @ b* in float32 reached 95% at K = 10" in reachable
+    assert "The shortfall is the kernel's" in reachable
+
+
+def test_the_goal_table_shows_each_gpus_own_share():
+    results = [recorded.Result("02_fusion/fixes", "recorded", data,
+                               {"device": name})
+               for data, name in ((fixes(0.9, 3000.0), H100),
+                                  (fixes(0.6, 4200.0), H200))]
+    table = ch2.goal_table(results)
+    assert table.loc[(H100, "float32"), "its slowest K"] == \
+        pytest.approx(0.9)
+    assert not table.loc[(H200, "float64"), "meets 85%"]
+    over = ch2.goal_table([recorded.Result(
+        "02_fusion/fixes", "recorded", fixes(1.3, 3000.0), {"device": H100})])
+    assert over.loc[(H100, "float32"), "its slowest K"] == \
+        roofline.ABOVE_CEILING
