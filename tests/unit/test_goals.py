@@ -82,8 +82,8 @@ def test_a_value_waiting_for_its_recording_is_named_not_blank():
     fusion = next(g for g in goals.GOALS if g.chapter == "02_fusion")
     shown = goals._measured(fusion, {"gpu_worst_float32": goals.MISSING,
                                      "gpu_worst_float64": "86%"})
-    assert shown == ("float32, worst K: not in the recording; "
-                     "float64, worst K: 86%")
+    assert shown == ("float32, slowest K by device time: not in the "
+                     "recording; float64, slowest K by device time: 86%")
     assert goals.MISSING not in shown and "gpu_worst" not in shown
 
 
