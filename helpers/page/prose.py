@@ -124,6 +124,17 @@ def and_list(items: Any) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def counted(counts: dict[str, int]) -> str:
+    """A count per name as a sentence says it: ``{'kLoop': 3, 'kInput':
+    1}`` -> ``'3 kLoop and 1 kInput'``; ``'none'`` when empty.
+
+    Example:
+        >>> counted({"kLoop": 3, "kInput": 1}), counted({})
+        ('3 kLoop and 1 kInput', 'none')
+    """
+    return and_list(f"{n} {name}" for name, n in counts.items()) or "none"
+
+
 def fill(template: str, **values: Any) -> str | None:
     """``template`` with ``values`` put in (`str.format`), or None when any
     value is None or NaN (pandas' missing value): the paragraph needs a
