@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from helpers.page import prose
 from helpers.xla import xla_dump
 
 PERF_TIPS = "https://docs.jax.dev/en/latest/gpu_performance_tips.html"
@@ -229,10 +230,33 @@ def as_list(registry: pd.DataFrame) -> str:
             parts.append(f"XLA:CPU `{row['XLA:CPU']}`")
         if row["documented"]:
             parts.append(f"documented {row['documented']}")
-        parts.append(f"chapters {row['chapters']}" if row["chapters"]
-                     else "no chapter names it")
+        parts.append(used_in(row["chapters"]))
         lines.append(f"- `{flag}`: " + "; ".join(parts))
     return "\n".join(lines)
+
+
+# The pages whose file number is not their chapter number.
+_NAMED_PAGES = {"08": "the workshop", "09": "the reproducibility page",
+                "10": "the field guide"}
+
+
+def used_in(chapters: str) -> str:
+    """Where a flag is used, as the book names its pages: ``'01, 06'`` ->
+    ``'used in chapters 1 and 6'``, ``'03, 10'`` -> ``'used in chapter 3
+    and the field guide'``, ``''`` -> ``'not used in a chapter'``.
+
+    Example:
+        >>> used_in("03, 10")
+        'used in chapter 3 and the field guide'
+    """
+    stems = [stem.strip() for stem in chapters.split(",") if stem.strip()]
+    if not stems:
+        return "not used in a chapter"
+    numbered = [str(int(s)) for s in stems if s not in _NAMED_PAGES]
+    named = [_NAMED_PAGES[s] for s in stems if s in _NAMED_PAGES]
+    words = ([f"chapter{'s' if len(numbered) > 1 else ''} "
+              + prose.and_list(numbered)] if numbered else []) + named
+    return "used in " + prose.and_list(words)
 
 
 def _breakable(value: str) -> str:

@@ -172,3 +172,16 @@ def test_a_grouped_frame_with_the_key_as_a_column_passes_4_3():
         return kernels.groupby("scope", as_index=False)["dur_us"].sum()
 
     assert EXERCISES["scope_totals"].check(totals).passed
+
+
+def test_exercise_6_3_says_which_flag_was_wrong_in_words():
+    def drops_everything(candidates):
+        return []
+
+    for attempt, says in ((xla_flags_exercises.known_starter,
+                           "kept the made-up --xla_"),
+                          (drops_everything, "dropped real flags: --xla_")):
+        outcome, = xla_flags_exercises.known_flags.check(attempt).outcomes
+        assert outcome.status == "fail"
+        assert outcome.detail.startswith(says)
+        assert "[" not in outcome.detail  # no list printed raw

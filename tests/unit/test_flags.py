@@ -128,8 +128,15 @@ def test_the_registry_reads_as_a_list_a_flag_a_line():
         index=["--xla_level", "--xla_cpu_kinds"])
     assert flag_registry.as_list(registry).splitlines() == [
         "- `--xla_level`: default `3`; XLA:CPU `2`; documented 3 (agrees); "
-        "chapters 06",
-        "- `--xla_cpu_kinds`: default `X, Y`; no chapter names it"]
+        "used in chapter 6",
+        "- `--xla_cpu_kinds`: default `X, Y`; not used in a chapter"]
+
+
+def test_a_flags_pages_are_named_as_the_book_names_them():
+    assert flag_registry.used_in("01, 06") == "used in chapters 1 and 6"
+    assert flag_registry.used_in("03, 10") == \
+        "used in chapter 3 and the field guide"
+    assert flag_registry.used_in("") == "not used in a chapter"
 
 
 def test_the_chapters_using_a_flag_come_from_their_text(tmp_path):
