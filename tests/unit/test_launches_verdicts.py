@@ -132,17 +132,23 @@ def test_one_chain_is_judged_on_the_best_kernel_by_its_clock():
     first = first_visit.load("03_launches/goals")["data"]
     text = verdicts.one_chain(first, GPU, host_part_us=155)
     assert "(Triton)" in text  # the better of the two fused kernels
-    assert "goal is not met" in text and "wall clock" in text
+    assert "by the wall clock a step" in text
+    assert "the goal (no slower than the CPU) is not met." in text
     assert "155 µs" in text
     met = verdicts.one_chain(goals(0.0015, 0.0017), GPU)
-    assert "goal is met" in met
+    assert "0.88 times the 212 ns of the CPU's jitted scan: the goal (no " \
+        "slower than the CPU) is met." in met
     by_device = goals(0.0020, 0.0017, device={
         "gpu fused_scan": 0.0016, "gpu fused_scan, triton": 0.0018,
         "trivial fused": 0.00004})
     text = verdicts.one_chain(by_device, GPU)
-    assert "(Mosaic GPU)" in text and "by the device clock" in text
-    assert "goal is met" in text and "ratio is 1.18" in text
-    assert "0.005 µs a step by the device's clock" in text
+    assert "(Mosaic GPU)" in text and "by device time a step" in text
+    assert "takes 200 ns, 0.94 times the 212 ns" in text
+    assert "is met." in text and "it is 1.18 times the CPU's" in text
+    assert "5 ns a step by device time" in text
+    slower = verdicts.one_chain(goals(0.0020, 0.0017, device={
+        "gpu fused_scan": 0.0019}), GPU)
+    assert "1.12 times the 212 ns" in slower and "is not met." in slower
 
 
 def test_many_chains_goal_flips_at_fifty():
@@ -196,13 +202,18 @@ def test_adding_while_names_the_loops_it_helped_and_hurt():
 def test_one_chain_says_whether_the_host_part_could_flip_the_verdict():
     data = first_visit.load("03_launches/goals")["data"]
     flips = verdicts.one_chain(data, "a GPU", 154.764)
-    assert "197 ns against the CPU's 212 ns: under the budget, the other " \
-           "side of the verdict" in flips
+    assert "takes 216 ns, 1.02 times the 212 ns" in flips
+    assert "is not met." in flips
+    assert "a step takes about 197 ns, 0.93 times the CPU's: the goal " \
+           "would be met, so only device time can settle it." in flips
     clear = dict(data, one_chain_s={**data["one_chain_s"],
                                     "gpu fused_scan, triton": 0.0030})
     text = verdicts.one_chain(clear, "a GPU", 154.764)
-    assert "goal is not met" in text and "over the budget, the same " \
-           "verdict." in text
+    assert "is not met." in text and "the goal is still not met." in text
+    fast = dict(data, one_chain_s={**data["one_chain_s"],
+                                   "gpu fused_scan, triton": 0.0015})
+    assert "the goal is met either way." in verdicts.one_chain(
+        fast, "a GPU", 154.764)
 
 
 def test_hoisting_says_when_it_slowed_a_step_and_why():

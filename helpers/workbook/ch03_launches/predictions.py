@@ -7,7 +7,8 @@ no longer than a step of the CPU's jitted scan. The estimate: a step is a
 chain of dependent floating-point operations, and the fastest a dependent
 step can be inside one kernel is the recorded loop whose step is a single
 multiply-add. If each operation of the step waits about that long, the
-step takes their number times it.
+step takes their number times it. Once measured, `OneChainPrediction.held`
+says whether the prediction's verdict held.
 """
 
 from __future__ import annotations
@@ -44,6 +45,20 @@ class OneChainPrediction:
         return "\n\n".join([self.budget.markdown(), self.floor.markdown(),
                             self.estimate.markdown(),
                             f"On these numbers {verdict}."])
+
+    def held(self, step_s: float) -> str:
+        """Whether the prediction held, given the measured seconds a step
+        of the best fused kernel (``verdicts.best_fused`` over the steps).
+        """
+        predicted = self.estimate.value <= self.budget.value
+        met = step_s <= self.budget.value
+        estimate_ns = self.estimate.value * 1e9
+        return (f"The prediction above estimated {estimate_ns:.3g} ns a "
+                f"step; the kernel took {step_s * 1e9:.3g} ns, "
+                f"{step_s / self.estimate.value:.2f} times the estimate, so "
+                "its verdict, that one chain would "
+                + ("meet" if predicted else "miss") + " its goal, "
+                + ("held." if predicted == met else "did not hold."))
 
 
 def float_operations(operations: pd.Series) -> int:
@@ -149,24 +164,31 @@ def unroll_worked(rows: pd.DataFrame) -> arithmetic.Worked:
 
 
 def unroll_verdict(rows: pd.DataFrame) -> str:
-    """Where the launch model held on the recording's device and where the
-    measured step fell below it (launches that became cheaper than at
-    unroll 1)."""
+    """Whether the launch model held at the largest factor (the worked
+    prediction), where it held within 25% and where the measured step fell
+    below half of it (launches that became cheaper than at unroll 1)."""
     predicted = unroll_by_launches(rows)
     ratio = rows["us_per_step"] / predicted
+    last = rows["unroll"].idxmax()
+    headline = (f"At unroll {int(rows.loc[last, 'unroll'])} a step took "
+                f"{rows.loc[last, 'us_per_step']:.3g} µs, "
+                f"{ratio[last]:.2f} times the predicted "
+                f"{predicted[last]:.3g} µs: the prediction "
+                + ("held" if 0.8 <= ratio[last] <= 1.25 else "missed")
+                + ".")
     later = rows["unroll"] > rows["unroll"].min()
     held = rows.loc[later & ratio.between(0.8, 1.25), "unroll"].tolist()
     cheaper = rows.loc[later & (ratio < 0.5)]
-    said = ("The launch count predicted the time a step within 25% at "
-            f"unroll {prose.and_list(held)}" if held else
-            "The launch count predicted no unroll factor's time within 25%")
+    said = (f"{headline} The launch count predicted the time a step within "
+            f"25% at unroll {prose.and_list(held)}" if held else
+            f"{headline} The launch count predicted no unroll factor's time "
+            "within 25%")
     if cheaper.empty:
         return said + "."
     k = int(cheaper["unroll"].iloc[0])
     got = float(cheaper["us_per_step"].iloc[0])
     want = float(predicted[cheaper.index[0]])
     return (f"{said}. From unroll {k} on a step took less than half the "
-            f"prediction ({got:.3g} against {want:.3g} µs): the launches "
-            "themselves became cheaper than at unroll "
+            f"prediction ({got:.3g} against {want:.3g} µs at unroll {k}): "
+            "the launches themselves became cheaper than at unroll "
             f"{int(rows['unroll'].min())}.")
-

@@ -321,36 +321,36 @@ def one_chain(data: dict[str, Any], gpu: str,
         data: a ``03_launches/goals`` recording.
         gpu: the device's name.
         host_part_us: the host's part of a blocked call on the same GPU
-            (chapter 1's recording), to read a wall-clock floor against.
+            (chapter 1's recording), to read a wall-clock time against.
     """
     best = best_fused(data)
     cpu = _seconds(data["one_chain_s"], "cpu scan, softplus hoisted")
     if best is None or cpu is None:
         return None
-    name, gpu_s, clock = best
-    steps = data["steps"]
-    backend = "Triton" if name.endswith("triton") else "Mosaic GPU"
-    ratio = gpu_s / cpu
+    (name, gpu_s, clock), steps = best, data["steps"]
     wall = _seconds(data["one_chain_s"], name)
-    text = (f"**One chain**, on the {gpu}: the best fused kernel "
-            f"({backend}) takes {gpu_s / steps * 1e6:.3g} µs a step by the "
-            f"{clock} clock, against {cpu / steps * 1e6:.3g} µs for the "
-            f"CPU's jitted scan: a ratio of {ratio:.2f}, so the goal is "
-            f"{'met' if ratio <= 1 else 'not met'}.")
+    text = (f"**One chain**, on the {gpu}: by "
+            f"{'device time' if clock == 'device' else 'the wall clock'} a "
+            "step of the best fused kernel ("
+            f"{'Triton' if name.endswith('triton') else 'Mosaic GPU'}) takes "
+            f"{gpu_s / steps * 1e9:.3g} ns, {gpu_s / cpu:.2f} times the "
+            f"{cpu / steps * 1e9:.3g} ns of the CPU's jitted scan: the goal "
+            "(no slower than the CPU) is "
+            f"{'met' if gpu_s <= cpu else 'not met'}.")
     if clock == "device" and wall is not None:
-        text += (f" By the wall clock, with the host's part of the call, "
-                 f"the ratio is {wall / cpu:.2f}.")
+        text += (" By the wall clock, which adds the host's part of the "
+                 f"call, it is {wall / cpu:.2f} times the CPU's.")
     elif clock == "wall" and host_part_us is not None:
         net = predictions.net_step_s(gpu_s, steps, host_part_us)
-        within = net <= cpu / steps
-        text += (f" That is the wall clock, the host's part of the GPU call "
-                 f"included. Less that part (chapter 1's {host_part_us:.0f} "
-                 f"µs a blocked call), a step takes about {net * 1e9:.3g} ns "
-                 f"against the CPU's {cpu / steps * 1e9:.3g} ns: "
-                 + ("under" if within else "over") + " the budget"
-                 + (", the other side of the verdict, which therefore stands "
-                    "on the wall clock until device time settles it."
-                    if within != (ratio <= 1) else ", the same verdict."))
+        outcome = ("the goal is met either way" if gpu_s <= cpu else
+                   "the goal would be met, so only device time can settle "
+                   "it" if net <= cpu / steps else "the goal is still not "
+                   "met")
+        text += (" The wall clock includes the host's part of the GPU call. "
+                 f"Less chapter 1's estimate of that part ({host_part_us:.0f}"
+                 " µs a blocked call, measured on another program), a step "
+                 f"takes about {net * 1e9:.3g} ns, {net * steps / cpu:.2f} "
+                 f"times the CPU's: {outcome}.")
     return text + " " + _floor(data, steps, host_part_us)
 
 
@@ -360,9 +360,9 @@ def _floor(data: dict[str, Any], steps: int,
     device = _seconds(data.get("device_s", {}), "trivial fused")
     if device is not None:
         return (f"A fused loop whose step is one multiply-add takes "
-                f"{device / steps * 1e6:.3g} µs a step by the device's "
-                "clock: the latency floor of a chain of dependent steps in "
-                "one kernel on this GPU.")
+                f"{device / steps * 1e9:.3g} ns a step by device time: the "
+                "latency floor of a chain of dependent steps in one kernel "
+                "on this GPU.")
     wall = _seconds(data, "trivial_fused_s")
     if wall is None:
         return ""
