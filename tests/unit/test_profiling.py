@@ -9,7 +9,8 @@ from scipy import stats as scipy_stats
 
 from helpers.measuring import stats
 from helpers.profiler import xprof_tables
-from helpers.workbook.ch04_profiling import attention, exercises, noise
+from helpers.workbook.ch04_profiling import (attention, exercises, noise,
+                                             verdicts)
 from helpers.xla import crosscompile
 
 SMALL = dict(batch=2, seq=16, n_embd=32, n_head=4)
@@ -39,7 +40,9 @@ def test_profile_calls_labels_each_kernel_with_its_call_and_scope(tmp_path):
     assert (calls["dur_us"] > 0).all()
     table = attention.compare_scopes(kernels)
     assert list(table["scope"]) == list(attention.SCOPES)
-    assert set(table["verdict"]) <= set(stats.VERDICTS)
+    assert set(table["verdict"]) <= {"einsum faster", "matmul faster",
+                                     "no detectable difference",
+                                     verdicts.NO_CLEAR}
 
 
 @pytest.mark.slow
@@ -86,6 +89,10 @@ def test_verdict_stability_grows_with_the_sample_size():
     assert table["a faster"].iloc[1] > 0.95
     with pytest.raises(ValueError, match="exceeds the pools"):
         noise.verdict_stability(a, b, [500])
+    named = noise.verdict_stability(a, b, [5], draws=10,
+                                    names=("einsum", "matmul"))
+    assert list(named.columns) == ["n", "einsum faster", "matmul faster",
+                                   "no detectable difference"]
 
 
 @pytest.mark.slow
@@ -245,6 +252,18 @@ def test_power_and_coverage_on_resampled_timings():
     assert noise.resampled_power(pool, 0.03, 5, trials=200) < 0.5
     coverage = noise.interval_coverage(pool, [30], trials=100)
     assert 0.88 <= coverage["coverage"].iloc[0] <= 1.0
+
+
+def test_each_product_is_a_share_of_the_block_s_counts():
+    """The scores and the weighted values do the same work; their flops
+    are the block's less its projections, and their bytes include the
+    scores, which the block's floor keeps on the chip."""
+    shape = dict(batch=8, seq=256, n_embd=768, n_head=12)
+    flops, moved = attention.product_counts(**shape)
+    block_flops, block_moved = attention.floor_counts(**shape)
+    projections = 2 * 8 * 256 * 768 * (3 * 768 + 768)
+    assert 2 * flops == block_flops - projections
+    assert moved - 4 * 8 * 12 * 256 * 256 == 4 * 2 * 8 * 256 * 768
 
 
 def test_the_floor_counts_agree_with_xla_on_the_flops():

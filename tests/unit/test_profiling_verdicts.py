@@ -70,3 +70,97 @@ def test_the_execution_mode_is_read_from_the_profile():
         calls(1, 1, in_graph=0.0), GPU)
     assert "50% of the kernels" in verdicts.execution_mode(
         calls(1, 1, in_graph=0.5), GPU)
+
+
+def comparison(verdict, ratio_ci, p_value=0.01, ratio=1.01):
+    """A `stats.compare` result with the fields a verdict reads."""
+    from helpers.measuring import stats
+    return stats.Comparison(
+        n_a=50, n_b=50, median_a=1.0, median_b=1.0, ratio=ratio,
+        ratio_ci=ratio_ci, shift=0.0, shift_ci=(0.0, 0.0), p_value=p_value,
+        prob_a_faster=0.5, alpha=0.05, verdict=verdict)
+
+
+def test_a_version_is_named_faster_only_when_its_interval_agrees():
+    from helpers.measuring import stats
+    V = stats.Verdict
+    assert verdicts.named_verdict(
+        comparison(V.B_FASTER, (1.005, 1.02))) == "matmul faster"
+    assert verdicts.named_verdict(
+        comparison(V.A_FASTER, (0.95, 0.99))) == "einsum faster"
+    assert verdicts.named_verdict(
+        comparison(V.B_FASTER, (0.999, 1.008))) == verdicts.NO_CLEAR
+    assert verdicts.named_verdict(
+        comparison(V.A_FASTER, (0.98, 1.001))) == verdicts.NO_CLEAR
+    assert verdicts.named_verdict(comparison(
+        V.NO_DIFFERENCE, (0.99, 1.01), p_value=0.4)) == \
+        "no detectable difference"
+    assert verdicts.named_verdict(comparison(V.A_FASTER, (0.9, 0.95)),
+                                  "old", "new") == "old faster"
+
+
+def test_a_p_value_reads_plainly():
+    assert verdicts.p_text(0.0) == "< 0.001"
+    assert verdicts.p_text(6e-64) == "< 0.001"
+    assert verdicts.p_text(0.3616) == "0.362"
+    assert verdicts.p_text(0.001) == "0.001"
+
+
+def test_the_whole_call_here_is_said_with_its_interval():
+    from helpers.measuring import stats
+    V = stats.Verdict
+    clear = verdicts.whole_call_here(comparison(V.B_FASTER, (1.005, 1.02)))
+    assert "matmul is faster" in clear and "leaves out 1" in clear
+    assert "p = 0.010" in clear
+    unclear = verdicts.whole_call_here(
+        comparison(V.B_FASTER, (0.999, 1.008), ratio=1.005))
+    assert "neither version is clearly faster" in unclear
+    assert "runs of matmul tend to win" in unclear
+    assert "holds 1" in unclear and "is faster" not in unclear
+    none = verdicts.whole_call_here(
+        comparison(V.NO_DIFFERENCE, (0.99, 1.01), p_value=0.0))
+    assert "finds no difference (p < 0.001)" in none
+
+
+def test_an_interval_holding_1_keeps_the_gpu_sentence_from_a_winner():
+    data = walls(240, 240)
+    text = verdicts.whole_call(data, calls(120, 120.02), GPU)
+    assert "is faster" not in text.split("By the wall clock")[0]
+
+
+def test_what_bounds_a_product_is_read_from_its_two_floors():
+    memory = verdicts.product_bound(compute_s=2e-6, memory_s=12e-6)
+    assert "bound by memory" in memory and "6.0 times" in memory
+    compute = verdicts.product_bound(compute_s=15e-6, memory_s=12.5e-6)
+    assert "bound by its arithmetic" in compute
+
+
+def scoped(einsum_us, matmul_us, n=20):
+    """Per-kernel rows of both scopes: each call's one kernel a scope."""
+    rows = [{"version": v, "call": c, "scope": s, "name": "k",
+             "dur_us": t[s]}
+            for c in range(n)
+            for v, t in (("einsum", einsum_us), ("matmul", matmul_us))
+            for s in ("attn_q_k", "attn_att_v")]
+    return pd.DataFrame(rows)
+
+
+def test_the_products_are_set_against_their_floor():
+    near = verdicts.products_against_floor(scoped(
+        {"attn_q_k": 16.2, "attn_att_v": 12.4},
+        {"attn_q_k": 15.5, "attn_att_v": 12.6}), 12.5, 108.0, GPU)
+    assert "16.2 µs a call written with einsum (1.30 times the floor)" \
+        in near
+    assert "12.4 µs" in near and "under the floor" in near
+    assert "at the floor" in near and "L2 cache" in near
+    assert "at most 3.7 µs a call" in near and "3.4% of the 108 µs" in near
+    assert "cannot move the whole call" in near
+    far = verdicts.products_against_floor(scoped(
+        {"attn_q_k": 40.0, "attn_att_v": 30.0},
+        {"attn_q_k": 40.0, "attn_att_v": 30.0}), 12.5, 108.0, GPU)
+    assert "L2 cache" not in far and "would show in the whole call" in far
+    assert "at most 45 µs" in far
+    at = verdicts.products_against_floor(scoped(
+        {"attn_q_k": 12.0, "attn_att_v": 12.0},
+        {"attn_q_k": 12.4, "attn_att_v": 12.1}), 12.5, 108.0, GPU)
+    assert "no way of writing them can make them faster" in at

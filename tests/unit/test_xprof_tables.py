@@ -154,13 +154,15 @@ def test_chapter_4_views_say_what_a_cpu_profile_lacks(cpu_profile):
 def test_chapter_4_says_a_shared_reason_once(cpu_profile, monkeypatch):
     """Every tool of a CPU profile has the same reason: one paragraph
     names them all, instead of one paragraph a tool."""
-    from helpers.workbook.ch04_profiling import attention
+    from helpers.workbook.ch04_profiling import attention, profile_views
 
     shown = []
     monkeypatch.setattr("IPython.display.display", shown.append)
-    attention.show_xprof_views(attention.xprof_views(cpu_profile))
+    profile_views.show_xprof_views(attention.xprof_views(cpu_profile))
     assert len(shown) == 1
-    assert all(tool in shown[0].data for tool in attention.XPROF_TOOLS)
+    assert all(f"`{tool}`" in shown[0].data
+               for tool in attention.XPROF_TOOLS)
+    assert shown[0].data.endswith("device analyses leave out.")
 
 
 def test_chapter_3_xprof_count_gives_the_reason_on_a_cpu(cpu_profile):

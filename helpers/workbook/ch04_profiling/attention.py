@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import pandas as pd
 
 from helpers.measuring import bench, device_time, machine, recorded, stats
-from helpers.workbook.ch04_profiling import noise
+from helpers.workbook.ch04_profiling import noise, verdicts
 from helpers.profiler import trace, xprof_tables
 from helpers.xla import hlo, xla_dump
 
@@ -98,6 +98,23 @@ def floor_counts(batch: int, seq: int, n_embd: int, n_head: int
              + 2 * batch * seq * n_embd * n_embd)
     weights = 3 * n_embd * n_embd + n_embd * n_embd + 4 * n_embd
     moved = 4 * (2 * batch * seq * n_embd + weights)
+    return flops, moved
+
+
+def product_counts(batch: int, seq: int, n_embd: int, n_head: int
+                   ) -> tuple[int, int]:
+    """One of the two products the source timed, counted by hand: its
+    flops, and the fewest float32 bytes it must move. Both have the same:
+    the scores read ``q`` and ``k`` (B H T D each) and write B H T T; the
+    weighted values read the B H T T weights and ``v`` and write B H T D.
+
+    Example:
+        >>> product_counts(batch=8, seq=256, n_embd=768, n_head=12)
+        (805306368, 37748736)
+    """
+    head = n_embd // n_head
+    flops = 2 * batch * n_head * seq * seq * head
+    moved = 4 * (2 * batch * n_head * seq * head + batch * n_head * seq * seq)
     return flops, moved
 
 
@@ -225,17 +242,19 @@ def per_call(kernels: pd.DataFrame) -> pd.DataFrame:
 
 def compare_scopes(kernels: pd.DataFrame, a: str = "einsum",
                    b: str = "matmul") -> pd.DataFrame:
-    """`helpers.measuring.stats.compare` of two versions, scope by scope."""
+    """`helpers.measuring.stats.compare` of two versions, scope by scope,
+    the verdict naming the version (`verdicts.named_verdict`)."""
     calls = per_call(kernels)
     rows = []
     for scope in SCOPES:
         times = calls[calls["scope"] == scope]
         result = stats.compare(times[times["version"] == a]["dur_us"],
                                times[times["version"] == b]["dur_us"])
-        rows.append({"scope": scope, "ratio": result.ratio,
-                     "ratio_low": result.ratio_ci[0],
-                     "ratio_high": result.ratio_ci[1],
-                     "p_value": result.p_value, "verdict": result.verdict})
+        low, high = result.ratio_ci
+        rows.append({"scope": scope, f"{a} / {b}": result.ratio,
+                     "95% interval": f"{low:.3f} to {high:.3f}",
+                     "p-value": verdicts.p_text(result.p_value),
+                     "verdict": verdicts.named_verdict(result, a, b)})
     return pd.DataFrame(rows)
 
 
@@ -260,33 +279,6 @@ def xprof_views(folder: str | Path, tools: tuple[str, ...] = XPROF_TOOLS
         except (ValueError, ModuleNotFoundError) as err:
             views[tool] = str(err)
     return views
-
-
-def show_xprof_views(views: dict[str, Any], where: str = "") -> None:
-    """Display `xprof_views`: each table (the columns the chapter
-    discusses, its first rows) and each reason a tool has nothing, said
-    once for all the tools that share it.
-
-    Args:
-        views: `xprof_views`'s result.
-        where: appended to each table's caption (e.g. which profile).
-    """
-    from IPython.display import Markdown, display
-
-    from helpers.page import tables
-
-    reasons: dict[str, list[str]] = {}
-    for tool, view in views.items():
-        if isinstance(view, str):  # "XProf's <tool> has no rows ..."
-            why = view.removeprefix(f"XProf's {tool} ")
-            reasons.setdefault(why, []).append(tool)
-        else:
-            shown = xprof_tables.key_columns(pd.DataFrame(view), tool)
-            display(tables.tidy(shown.head(8)).set_caption(
-                f"{tool}{', ' + where if where else ''}"))
-    for why, tools in reasons.items():
-        said = f"XProf {why}" if why.startswith("has ") else why
-        display(Markdown(f"**{', '.join(tools)}**: {said}"))
 
 
 def launches_on_gpu(compiler_options: dict[str, Any] | None = None

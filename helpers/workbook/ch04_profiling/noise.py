@@ -56,16 +56,21 @@ def familywise(p_values: pd.Series, tests: int = 9, alpha: float = 0.05
 
 
 def verdict_stability(a: Any, b: Any, sizes: list[int], draws: int = 200,
-                      seed: int = 0) -> pd.DataFrame:
+                      seed: int = 0, names: tuple[str, str] = ("a", "b")
+                      ) -> pd.DataFrame:
     """How often `helpers.measuring.stats.decide` reaches each verdict when it
     sees only ``n`` runs of each version, drawn without replacement from the
     pools ``a`` and ``b``.
 
     Returns:
-        One row per ``n`` with the fraction of draws giving each verdict.
+        One row per ``n`` with the fraction of draws giving each verdict,
+        its column named after the versions (``names``): ``'<a> faster'``,
+        ``'<b> faster'``, ``'no detectable difference'``.
     """
     rng = np.random.default_rng(seed)
     a, b = np.asarray(a, float), np.asarray(b, float)
+    said = {stats.Verdict.A_FASTER: f"{names[0]} faster",
+            stats.Verdict.B_FASTER: f"{names[1]} faster"}
     rows = []
     for n in sizes:
         if n > min(len(a), len(b)):
@@ -74,8 +79,8 @@ def verdict_stability(a: Any, b: Any, sizes: list[int], draws: int = 200,
         verdicts = [stats.decide(rng.choice(a, n, replace=False),
                                  rng.choice(b, n, replace=False))
                     for _ in range(draws)]
-        rows.append({"n": n, **{str(v): verdicts.count(v) / draws
-                                for v in stats.Verdict}})
+        rows.append({"n": n, **{said.get(v, str(v)): verdicts.count(v)
+                                / draws for v in stats.Verdict}})
     return pd.DataFrame(rows)
 
 

@@ -1,0 +1,107 @@
+"""Chapter 4's readings of a profile as the page shows them: XProf's
+empty tools said once, long kernel names shortened visibly, thunk
+sequences counted, and Perfetto's answer beside the pandas one."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from helpers.workbook.ch04_profiling import profile_views as views
+
+CUBLAS = ("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x256x32_"
+          "warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas")
+CPU = ("XProf's hlo_stats has no rows for this profile: no GPU or TPU in "
+       "it: XLA:CPU runs on host threads")
+GRAPHS = ("XProf's roofline_model has no rows for this profile: this GPU "
+          "profile has kernels, but they ran inside CUDA graphs, ...")
+
+
+def test_long_kernel_names_are_shortened_visibly():
+    assert views.short_kernel("gemm_fusion_dot_2") == "gemm_fusion_dot_2"
+    assert views.short_kernel(CUBLAS) == "sm90 cuBLAS gemm, tilesize64x256x32"
+    other = views.short_kernel("x" * 40)
+    assert other.endswith("…") and len(other) == 32
+
+
+def test_empty_tools_are_named_once_with_their_reason():
+    cpu = views.empty_tools({"kernel_stats": CPU, "hlo_stats": CPU,
+                             "roofline_model": CPU})
+    assert cpu.startswith("`kernel_stats`, `hlo_stats` and "
+                          "`roofline_model` have no rows for this profile")
+    assert "taken on a CPU" in cpu and cpu.endswith(".")
+    graphs = views.empty_tools({"kernel_stats": {"kernel_name": ["k"]},
+                                "roofline_model": GRAPHS}, "the first")
+    assert graphs.startswith("`roofline_model` has no rows for the first")
+    assert "CUDA graphs" in graphs and "`kernel_stats`" not in graphs
+    missing = views.empty_tools({"hlo_stats": "pip install xprof"})
+    assert "not installed" in missing
+    assert views.empty_tools({"hlo_stats": {"rank": [1]}}) is None
+    two = views.empty_tools({"a": CPU, "b": GRAPHS})
+    assert two.count("no rows") == 2
+
+
+def test_tables_with_rows_are_shown_and_empty_ones_said(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    kernels = {"kernel_name": [CUBLAS, "triton_softmax_2"],
+               "registers_per_thread": [168, 56], "shmem_bytes": [0, 128],
+               "occupancy_pct": [18.8, 56.2],
+               "is_kernel_using_tensor_core": [True, False],
+               "total_duration_us": [13280.0, 5850.0]}
+    views.show_xprof_views({"kernel_stats": kernels, "hlo_stats": CPU},
+                           "here")
+    table, sentence = shown
+    html = table.to_html()
+    assert "sm90 cuBLAS gemm, tilesize64x256x32" in html
+    assert "long kernel names shortened" in html
+    assert sentence.data.startswith("`hlo_stats` has no rows")
+
+
+def test_thunk_sequences_are_counted_by_kind():
+    table = views.thunk_table({
+        "default": ["kCommandBuffer", "    kCustomKernel a",
+                    "    kCustomKernel b"],
+        "off": ["kCustomKernel a", "kCustomKernel b", "kMemset c"]})
+    assert table.loc["default"].to_dict() == {
+        "launches": 1, "kCommandBuffer": 1,
+        "kCustomKernel in a command buffer": 2, "kCustomKernel": 0,
+        "kMemset": 0}
+    assert table.loc["off", "launches"] == 3
+    assert table.loc["off", "kCustomKernel"] == 2
+    text = views.thunk_text({"default": ["kCommandBuffer", "    k a"]})
+    assert text == "default:\nkCommandBuffer\n    k a"
+
+
+def rows(durations):
+    return pd.DataFrame({"dur_us": durations})
+
+
+def test_perfetto_s_answer_is_set_beside_pandas():
+    same = views.perfetto_sentence("p", rows([1.5, 2.5]), rows([1, 2]),
+                                   True)
+    assert "finds 2 kernels, 4 µs in all: the same kernels" in same
+    assert "no device threads" in views.perfetto_sentence(
+        "p", rows([]), rows([]), False)
+    assert "carry no scope path" in views.perfetto_sentence(
+        "p", rows([]), rows([]), True)
+    assert "and the pandas reading of its device events 3" in \
+        views.perfetto_sentence("p", rows([1]), rows([1, 2, 3]), True)
+
+
+def test_without_a_trace_processor_perfetto_says_nothing(monkeypatch):
+    monkeypatch.setattr(views.trace, "local_processor", lambda: None)
+    monkeypatch.setattr(views.machine, "in_colab", lambda: False)
+    assert views.perfetto_checks({"here": "."}, "attn_q_k") == []
+
+
+def test_a_failed_trace_processor_is_said_plainly(monkeypatch, tmp_path):
+    def fails(*args, **kwargs):
+        raise RuntimeError("could not start")
+
+    monkeypatch.setattr(views.trace, "local_processor",
+                        lambda: Path("/bin/true"))
+    monkeypatch.setattr(views.trace, "query", fails)
+    said = views.perfetto_checks({"here": tmp_path,
+                                  "gone": tmp_path / "none"}, "attn_q_k")
+    assert said == ["Perfetto could not run here; the pandas reading "
+                    "above answers the same question."]
