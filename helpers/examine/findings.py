@@ -192,6 +192,9 @@ class Report:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
+        """A table of the findings and notes (pattern, evidence,
+        confidence), then each pattern's fix as a sentence of its own, so
+        that no column is too narrow to read."""
         head = (f"<p><b>examine({html.escape(self.function)})</b>: "
                 f"{len(self.findings) or 'no'} finding(s)"
                 f"{f', {len(self.notes)} note(s)' if self.notes else ''}"
@@ -199,22 +202,33 @@ class Report:
         rows = "".join(_html_row(f, f.confidence) for f in self.findings)
         rows += "".join(_html_row(f, "note") for f in self.notes)
         table = ("<table style='table-layout: fixed; width: 100%'>"
+                 "<colgroup><col style='width: 28%'><col style='width: 57%'>"
+                 "<col style='width: 15%'></colgroup>"
                  "<tr><th>pattern (its section)</th>"
-                 "<th>evidence</th><th>confidence</th><th>fix</th></tr>"
+                 "<th>evidence</th><th>confidence</th></tr>"
                  f"{rows}</table>") if rows else ""
+        patterns = dict.fromkeys(f.pattern for f in (*self.findings,
+                                                     *self.notes))
+        fixes = "".join(f"<p><b>Fix</b> for <i>"
+                        f"{html.escape(PATTERNS[p].title)}</i>: "
+                        f"{_code(PATTERNS[p].fix)}.</p>" for p in patterns)
         skipped = "".join(f"<p>not checked: {html.escape(c)} "
                           f"({html.escape(w)})</p>" for c, w in self.skipped)
-        return head + table + skipped
+        return head + table + fixes + skipped
 
 
 def _html_row(finding: Finding, confidence: str) -> str:
     # the pattern links to its section: one column fewer than the text
     pattern = (f"<a href='{finding.about.link}'>"
                f"{html.escape(finding.about.title)}</a>")
-    cells = (_inline_code(finding.evidence), html.escape(confidence),
-             _inline_code(finding.about.fix))
+    cells = (_inline_code(finding.evidence), html.escape(confidence))
     return (f"<tr><td>{pattern}</td>"
             + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+
+
+def _code(text: str) -> str:
+    """Text for the page, escaped, with `backticked` spans as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
 
 def _inline_code(text: str) -> str:

@@ -108,10 +108,14 @@ def _require(name: str) -> Callable[..., Any]:
             "between devices with jax.lax.ppermute.")
     return fn
 # The StableHLO operations that move data between devices, by the kind
-# `Transfer` names them.
+# `Transfer` names them, and the jax.lax function that makes each.
 _KINDS = {"stablehlo.send": "send", "stablehlo.recv": "recv",
           "stablehlo.collective_permute": "permute"}
+_FUNCTIONS = {"send": "psend", "recv": "precv", "permute": "ppermute"}
 _SOURCE = re.compile(r'"(?P<file>[^"]+)":(?P<line>\d+)')
+# Frames in the book's own helpers are not the reader's code.
+_HELPERS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NOTEBOOK_CELL = re.compile(r"ipykernel_\d+|<ipython-input-")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,8 +129,9 @@ class Transfer:
         pairs: its ``(source, target)`` device pairs.
         position: its place among the program's transfers, from 1, in
             program order.
-        source: where the Python code that made it is, ``'file.py:12'``
-            (the outermost frame StableHLO's location records), or ``''``.
+        source: the line of the caller's own code that made it,
+            ``'file.py:12'`` or ``'line 3 of a notebook cell'``; ``''``
+            when only the book's helpers made it.
     """
 
     kind: str
@@ -136,7 +141,8 @@ class Transfer:
 
     def __str__(self) -> str:
         where = f" ({self.source})" if self.source else ""
-        return f"transfer {self.position}, a {self.kind}{where}"
+        return (f"the {_FUNCTIONS[self.kind]} with pairs "
+                f"{list(self.pairs)}{where}")
 
 
 def lowered_for_gpu(fn: Callable[..., Any], *args: Any) -> Any:
@@ -209,12 +215,16 @@ def _pairs(op: Any) -> tuple[Pair, ...]:
 
 
 def _source(op: Any) -> str:
-    """``'file.py:12'`` of the outermost Python frame in the location."""
-    frames = _SOURCE.findall(str(op.location))
-    if not frames:
-        return ""
-    file, line = frames[-1]
-    return f"{os.path.basename(file)}:{line}"
+    """The innermost Python frame of the location that is not in the
+    book's helpers: the caller's own line, or ``''``."""
+    for file, line in _SOURCE.findall(str(op.location)):
+        path = os.path.abspath(file)
+        if path.startswith(_HELPERS + os.sep):
+            continue
+        if _NOTEBOOK_CELL.search(file):
+            return f"line {line} of a notebook cell"
+        return f"{os.path.basename(file)}:{line}"
+    return ""
 
 
 def find_cycle(pairs: tuple[Pair, ...] | list[Pair]) -> tuple[int, ...]:
@@ -271,7 +281,7 @@ def deadlocks(program: Any, *args: Any) -> list[str]:
         ...     step, mesh=meshes.mesh((4,), ("i",)), in_specs=P("i"),
         ...     out_specs=P("i"), check_vma=False))
         >>> print(deadlocks(program, jnp.ones(8))[0])  # doctest: +ELLIPSIS
-        transfer 1, a send (...): its pairs form the cycle 0 -> 1 -> 2 -> ...
+        the psend with pairs [(0, 1), (1, 2), (2, 3), (3, 0)] (...) ...
     """
     lowered = program if hasattr(program, "compiler_ir") else \
         lowered_for_gpu(program, *args)
@@ -281,12 +291,19 @@ def deadlocks(program: Any, *args: Any) -> list[str]:
         cycle = find_cycle(t.pairs)
         if cycle:
             ring = " -> ".join(str(d) for d in cycle + cycle[:1])
-            problems.append(f"{t}: its pairs form the cycle {ring}")
+            problems.append(f"{t} contains the cycle {ring}: each device "
+                            "in it waits for the next")
     sends = collections.Counter(t.pairs for t in found if t.kind == "send")
     recvs = collections.Counter(t.pairs for t in found if t.kind == "recv")
     for pairs in sorted(set(sends) | set(recvs)):
         if sends[pairs] != recvs[pairs]:
-            problems.append(f"{sends[pairs]} send(s) but {recvs[pairs]} "
-                            f"recv(s) with pairs {list(pairs)}: each psend "
-                            "needs a precv with the same pairs")
+            problems.append(f"{_count(sends[pairs], 'psend')} but "
+                            f"{_count(recvs[pairs], 'precv')} with pairs "
+                            f"{list(pairs)}: each psend needs a precv with "
+                            "the same pairs")
     return problems
+
+
+def _count(n: int, name: str) -> str:
+    """``'no psend'``, ``'1 psend'``, ``'2 psends'``."""
+    return f"no {name}" if n == 0 else f"{n} {name}{'s' if n > 1 else ''}"

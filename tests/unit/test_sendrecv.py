@@ -1,6 +1,8 @@
 """The deadlock checker reads send/recv pairs from programs lowered for a
 GPU, on a machine without one."""
 
+import os
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -59,12 +61,47 @@ def test_a_cycle_in_one_send_is_reported():
     problems = sendrecv.deadlocks(*send_then_receive(RING, RING))
     assert len(problems) == 2  # the send and the recv
     assert "cycle 0 -> 1 -> 2 -> 3 -> 0" in problems[0]
+    # named by what it is and the line of this file that made it
+    assert problems[0].startswith(
+        "the psend with pairs [(0, 1), (1, 2), (2, 3), (3, 0)] "
+        "(test_sendrecv.py:")
+    assert problems[1].startswith("the precv with pairs")
+
+
+def test_a_transfer_made_in_the_helpers_names_no_file():
+    from helpers.workbook.ch07_multi_gpu import exercises
+
+    program = exercises.ring_program(exercises.pass_along_starter)
+    problems = sendrecv.deadlocks(*program)
+    assert problems and all(".py" not in p for p in problems)
+    assert problems[0].startswith("the psend with pairs [(0, 1), (1, 2), "
+                                  "(2, 3), (3, 0)] contains the cycle")
+
+
+class _At:
+    """An operation whose location is the given text."""
+
+    def __init__(self, location):
+        self.location = location
+
+
+def test_the_callers_own_line_is_named_and_a_notebook_cell_as_such():
+    helper = os.path.join(sendrecv._HELPERS, "multi_device", "sendrecv.py")
+    mine = f'loc(callsite("psend"("{helper}":92:4) at ' \
+           'callsite("body"("/home/me/model.py":8:2) at "x"("/a/b.py":1:0)))'
+    assert sendrecv._source(_At(mine)) == "model.py:8"
+    cell = f'loc(callsite("psend"("{helper}":92:4) at ' \
+           '"body"("/tmp/ipykernel_4242/1234.py":3:2)))'
+    assert sendrecv._source(_At(cell)) == "line 3 of a notebook cell"
+    assert sendrecv._source(_At(f'loc("psend"("{helper}":92:4))')) == ""
 
 
 def test_a_send_without_its_recv_is_reported():
     problems = sendrecv.deadlocks(*send_then_receive(CHAIN, [(0, 1)]))
-    assert any("1 send(s) but 0 recv(s)" in p for p in problems)
-    assert any("0 send(s) but 1 recv(s)" in p for p in problems)
+    assert "1 psend but no precv with pairs [(0, 1), (1, 2), (2, 3)]" in \
+        " ".join(problems)
+    assert any(p.startswith("no psend but 1 precv with pairs [(0, 1)]")
+               for p in problems)
 
 
 def test_a_chain_with_its_recv_is_fine():

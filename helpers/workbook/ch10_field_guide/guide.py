@@ -17,6 +17,7 @@ import pandas as pd
 
 from helpers.examine import Report, examine
 from helpers.measuring import bench, machine
+from helpers.workbook.ch10_field_guide import readings
 from helpers.workbook.ch10_field_guide.cases import CASES, Case
 
 
@@ -120,66 +121,86 @@ def show(case: Case, gpu: bool = True) -> dict[str, Any]:
     display(slow)
     display(fixed)
     measured = before_after(case)
+    unit = measured["unit"]
+    after = readings.amount(measured["fixed"], unit)
     display(tables.tidy(pd.DataFrame([{
-        "measure": measured["measure"], "unit": measured["unit"],
-        "slow": measured["slow"], "fixed": measured["fixed"],
-        "here": machine.describe()["device"]}])))
+        "measured here": measured["measure"],
+        "slow version": readings.amount(measured["slow"], unit),
+        "fixed version": f"{after} (interpreted)"
+        if measured.get("interpreted") else after,
+        "device": machine.describe()["device"]}])))
     return measured
 
 
-# A before/after within this ratio is the same, given this machine's noise.
-SAME = 1.10
-
-
-def verdict(measured: dict[str, Any], device: str) -> str:
-    """The before/after in a sentence: which is faster or smaller, by how
-    much, or the same within `SAME`."""
-    slow, fixed = measured["slow"], measured["fixed"]
-    what = measured["measure"]
-    unit = f" {measured['unit']}" if measured["unit"] else ""
-    numbers = f"{slow:.3g}{unit} before, {fixed:.3g}{unit} after"
-    if measured.get("interpreted"):
-        return (f"Here, on the {device}, the fix ran in Pallas's "
-                f"interpreter ({numbers}), whose time says nothing about "
-                "a kernel's speed: the GPU's numbers decide.")
-    if fixed > 0 and 1 / SAME <= slow / fixed <= SAME:
-        return (f"Here, on the {device}, the {what} is the same before and "
-                f"after within {SAME - 1:.0%} ({numbers}): this machine does "
-                "not pay for the pattern.")
-    if slow > 0 and fixed < slow / 1000:  # a ratio would mean nothing
-        return (f"Here, on the {device}, the fix takes the {what} from "
-                f"{slow:.3g}{unit} to almost nothing ({fixed:.2g}{unit}).")
-    if fixed > 0 and slow > fixed:
-        ratio = slow / fixed
-        times = f"{ratio:,.0f}" if ratio >= 1000 else f"{ratio:.3g}"
-        return (f"Here, on the {device}, the fix cuts the {what} "
-                f"{times} times ({numbers}).")
-    return (f"Here, on the {device}, the fix costs more ({numbers}): "
-            "whether it pays on a GPU is for a GPU's numbers to say.")
-
-
 # --- what the reference GPU recorded of the same patterns -----------------
+
+def _per_step_us(variants_data: dict[str, Any], *names: str) -> list[Any]:
+    """Chapter 3's float32 µs a step on the GPU (wall clock over the
+    whole loop) of each variant named."""
+    from helpers.workbook.ch03_launches import verdicts as launches
+
+    table = launches.variants_table(variants_data)
+    per_step = table[table["dtype"] == "float32"].set_index("variant")[
+        "us_per_step GPU"]
+    missing = set(names) - set(per_step.index)
+    if missing:
+        raise KeyError(f"chapter 3's recording has no variant "
+                       f"{sorted(missing)}; it has {list(per_step.index)}")
+    return [per_step[name] for name in names]
+
 
 def loop_pair_on_gpu(variants_data: dict[str, Any], gpu: str, slow: str,
                      fast: str) -> str:
     """Two of chapter 3's loop variants on the reference GPU (float32, µs
     a step by the wall clock over the whole loop): the pattern as users
     wrote it, ``slow``, against the fix the section names, ``fast``."""
-    from helpers.workbook.ch03_launches import verdicts as launches
-
-    table = launches.variants_table(variants_data)
-    per_step = table[table["dtype"] == "float32"].set_index("variant")[
-        "us_per_step GPU"]
-    missing = {slow, fast} - set(per_step.index)
-    if missing:
-        raise KeyError(f"chapter 3's recording has no variant "
-                       f"{sorted(missing)}; it has {list(per_step.index)}")
-    a, b = per_step[slow], per_step[fast]
+    a, b = _per_step_us(variants_data, slow, fast)
     change = (f"{a / b:.3g} times less" if b <= a else
               f"{b / a:.3g} times more: there the fix made the loop slower")
     return (f"Chapter 3 recorded the same pair on the {gpu}: *{slow}* took "
             f"{a:.3g} µs a step and *{fast}* {b:.3g} µs, {change} (wall "
             "clock over the whole loop, float32).")
+
+
+def triton_loop_on_gpu(goals_data: dict[str, Any],
+                       variants_data: dict[str, Any], gpu: str
+                       ) -> str | None:
+    """Chapter 3's loop on the reference GPU as a scan against one Triton
+    kernel, the backend the field guide's example asks for (float32, µs a
+    step by the wall clock over the whole loop); None when the recording
+    has no time for the Triton kernel."""
+    triton = goals_data["one_chain_s"].get("gpu fused_scan, triton")
+    if not isinstance(triton, (int, float)):
+        return None
+    kernel = triton / goals_data["steps"] * 1e6
+    (scan,) = _per_step_us(variants_data, "scan, softplus hoisted")
+    return (f"Chapter 3 recorded its own loop on the {gpu}: as a scan "
+            f"(*scan, softplus hoisted*) a step took {scan:.3g} µs, and as "
+            f"one Triton kernel, the backend this example uses, "
+            f"{kernel:.3g} µs, {scan / kernel:.3g} times less (wall clock "
+            "over the whole loop, float32).")
+
+
+def dtypes_on_gpu(sweep_data: dict[str, Any], gpu: str) -> str:
+    """Chapter 2's product `a @ b` at its largest K in float32 and in
+    float64 on the reference GPU, against the 2 times that twice the
+    bytes predict for a kernel at memory speed."""
+    from helpers.workbook.ch02_fusion import verdicts as fusion_verdicts
+
+    rows = pd.DataFrame(sweep_data["rows"])
+    device = fusion_verdicts.by_device_clock(sweep_data)
+    rows = rows[(rows["version"] == "a @ b") & (rows["K"] == rows["K"].max())]
+    ms = rows.set_index("dtype")["device ms" if device else "ms"]
+    ratio = ms["float64"] / ms["float32"]
+    reading = ("as twice the bytes predict for a kernel at memory speed"
+               if abs(ratio / 2 - 1) <= 0.1 else
+               "against the 2 times that twice the bytes predict for a "
+               "kernel at memory speed")
+    clock = "of device time" if device else "by the wall clock"
+    return (f"Chapter 2 recorded its product `a @ b` in both types on the "
+            f"{gpu}: at K = {rows['K'].iloc[0]}, float64 took "
+            f"{ms['float64']:.3g} ms and float32 {ms['float32']:.3g} ms "
+            f"{clock}, {ratio:.3g} times as long, {reading}.")
 
 
 def product_on_gpu(fixes_data: dict[str, Any], gpu: str,

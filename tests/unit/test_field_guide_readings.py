@@ -1,0 +1,101 @@
+"""The field guide's sentence about each before/after names what was
+measured, on this machine, with readable numbers; each outcome and its
+opposite read as they should."""
+
+import pytest
+
+from helpers.workbook.ch10_field_guide import cases, readings
+
+TIME = {"measure": "median time", "unit": "ms"}
+
+
+def test_every_case_has_its_own_wording():
+    assert set(readings.WORDING) == set(cases.CASES)
+    spared = [w.spared for n, w in readings.WORDING.items()
+              if cases.CASES[n].measure == "time" and not
+              cases.CASES[n].pallas_fix]
+    assert all(spared) and len(set(spared)) == len(spared)
+
+
+@pytest.mark.parametrize("name, size", [
+    ("float64", 2**20), ("sort-64-bit", 2**20),
+    ("scatter-contention", 2**20), ("host-callback", 2**16),
+    ("random-in-loop", 64), ("host-round-trip", 64)])
+def test_the_sizes_named_are_the_cases_own(name, size):
+    first = cases.CASES[name].arguments()[-1 if name == "random-in-loop"
+                                          else 0]
+    assert first.size == size
+    assert f"{size:,}" in readings.WORDING[name].measured
+
+
+def test_a_tie_says_what_this_machine_does_not_pay_for():
+    text = readings.verdict("sort-64-bit", dict(TIME, slow=95.1, fixed=93.2),
+                            "cpu")
+    assert text == ("On this machine (cpu), argsort of 1,048,576 keys took "
+                    "95.1 ms with int64 keys and 93.2 ms with int32 keys: "
+                    "the same within 10%, so this machine pays nothing "
+                    "measurable for comparing and moving 64-bit keys.")
+
+
+def test_a_reason_that_holds_only_on_a_cpu_is_given_only_there():
+    tie = dict(TIME, slow=1.0, fixed=1.02)
+    here = readings.verdict("host-callback", tie, "cpu")
+    assert here.endswith("for handing work to NumPy, since the device is "
+                         "the host and the callback copies nothing between "
+                         "memories.")
+    there = readings.verdict("host-callback", tie, "Tesla T4")
+    assert there.endswith("for handing work to NumPy.")
+    assert "On this machine (Tesla T4)" in there
+
+
+def test_a_faster_fix_and_a_slower_one_read_differently():
+    faster = readings.verdict("float64", dict(TIME, slow=5.88, fixed=1.4),
+                              "cpu")
+    assert faster.endswith("in float32: the fixed version runs 4.2 times "
+                           "faster.")
+    assert "On this machine (cpu)" in faster
+    slower = readings.verdict("random-in-loop",
+                              dict(TIME, slow=0.1, fixed=0.3), "cpu")
+    assert "the fix takes 3 times as long" in slower
+    assert "pays nothing" not in slower and "faster" not in slower
+
+
+def test_a_pallas_fix_off_a_gpu_decides_nothing():
+    text = readings.verdict("launches-per-step", dict(
+        TIME, slow=2.0, fixed=900.0, interpreted=True), "cpu")
+    assert ("took 2 ms as a scan, and 900 ms as one Pallas kernel in "
+            "Pallas's interpreter, a simulation") in text
+    assert "faster" not in text and "times" not in text
+
+
+def test_memory_reads_in_bytes_when_small_and_without_a_bare_ratio():
+    gone = readings.verdict("no-donation", {
+        "measure": "temporaries + outputs", "unit": "MiB", "slow": 4.0,
+        "fixed": 16 / 2**20}, "cpu")
+    assert "4 MiB" in gone and "16 bytes" in gone and "almost none" in gone
+    assert "e-05" not in gone and "times" not in gone
+    halved = readings.verdict("large-temporaries", {
+        "measure": "temporaries + outputs", "unit": "MiB", "slow": 256.0,
+        "fixed": 16.0}, "cpu")
+    assert halved == (
+        "For the column sums of a sorted 8192 x 8192 outer product, XLA's "
+        "memory analysis of the program compiled on this machine (cpu) "
+        "counts 256 MiB of temporaries and new outputs when the whole "
+        "product is sorted at once, and 16 MiB when 512 columns are sorted "
+        "at a time: 16 times less.")
+
+
+def test_compilations_are_counted_in_words():
+    text = readings.verdict("retracing", {
+        "measure": "compilations", "unit": "", "slow": 8, "fixed": 1},
+        "cpu")
+    assert text == ("Called with vectors of 8 lengths, 100 to 107, the "
+                    "function compiled 8 times as they came and once "
+                    "padded to 128.")
+
+
+def test_amounts_never_use_an_exponent():
+    assert readings.amount(0.000152, "ms") == "0.152 µs"
+    assert readings.amount(1234.5, "ms") == "1,234 ms"
+    assert readings.amount(0.5, "MiB") == "512 KiB"
+    assert readings.amount(3, "") == "3"
