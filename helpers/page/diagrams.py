@@ -1,6 +1,6 @@
 """Pictures of the book's ideas, drawn with matplotlib from parameters:
 which addresses a warp reads, a loop's launches on a timeline, a device
-mesh, a ring, what each device holds around a collective, and a pipeline
+mesh, a ring, and a pipeline
 schedule.
 
 Each function returns its figure, so a chapter can show it and a test can
@@ -191,52 +191,6 @@ def ring(devices: int) -> Any:
                      "every one sends 1/p of the buffer to the next")
         ax.title.set_fontsize("small")
         ax.axis("off")
-    return fig
-
-
-def device_blocks(panels: dict[str, Sequence[Sequence[tuple[int | None,
-                                                           str]]]],
-                  columns: int = 2) -> Any:
-    """What each device holds, one panel per moment (before a collective,
-    after each one): a row per device, a cell per chunk, coloured by the
-    device the chunk came from and grey for a sum over devices. Cells have
-    one size in every panel, so a result p times larger shows p times
-    longer.
-
-    Args:
-        panels: title -> for each device, its chunks as (origin device or
-            None for a sum, label), e.g. from
-            `helpers.workbook.ch07_multi_gpu.collectives.who_holds_what`.
-        columns: panels side by side.
-    """
-    if not panels or any(not rows for rows in panels.values()):
-        raise ValueError("give at least one panel, each with a row of "
-                         "chunks per device.")
-    devices = len(next(iter(panels.values())))
-    widest = max(len(row) for rows in panels.values() for row in rows)
-    grid_rows = -(-len(panels) // columns)
-    colors = plt.get_cmap("tab10")
-    with mpl.rc_context(BOOK_STYLE):
-        fig, axes = plt.subplots(
-            grid_rows, columns, squeeze=False, layout="constrained",
-            figsize=(7.5, grid_rows * (0.36 * devices + 0.7)))
-        for ax in axes.flat[len(panels):]:
-            ax.axis("off")
-        for ax, (title, rows) in zip(axes.flat, panels.items()):
-            for d, row in enumerate(rows):
-                for j, (origin, label) in enumerate(row):
-                    ax.add_patch(Rectangle(
-                        (j, d), 0.95, 0.9, edgecolor="white",
-                        facecolor=IDLE if origin is None else colors(origin)))
-                    ax.text(j + 0.47, d + 0.45, label, ha="center",
-                            va="center", fontsize=9,
-                            color="black" if origin is None else "white")
-            ax.set(xlim=(0, widest), ylim=(devices, 0), xticks=[],
-                   yticks=np.arange(devices) + 0.45,
-                   yticklabels=[f"device {d}" for d in range(devices)])
-            ax.set_title(title, fontsize="small")
-            ax.grid(False)
-            ax.spines[:].set_visible(False)
     return fig
 
 

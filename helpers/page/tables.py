@@ -71,7 +71,8 @@ def tidy(frame: pd.DataFrame) -> Styler:
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"tidy takes a pandas DataFrame, got "
                         f"{type(frame).__name__}.")
-    styled = frame.style.format(number)
+    # escape="html": a cell's "<" or "&" is text, not markup
+    styled = frame.style.format(number, escape="html")
     if _unnamed_rows(frame.index):
         styled = styled.hide(axis="index")
     return styled

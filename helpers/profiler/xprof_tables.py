@@ -187,7 +187,7 @@ def table(profile_dir: str | Path, tool: str) -> pd.DataFrame:
                    "which XProf's device analyses leave out; read the "
                    "trace events with helpers.profiler.trace.load")
         raise ValueError(f"XProf's {tool} has no rows for this profile: "
-                         f"{why}")
+                         f"{why}.")
     return frame
 
 

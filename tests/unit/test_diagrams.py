@@ -37,22 +37,6 @@ def test_launch_timeline_draws_each_setting_to_its_measured_length():
     assert off.get_xlim()[1] >= 60
 
 
-def test_device_blocks_draws_each_chunk_at_one_size_in_every_panel():
-    fig = diagrams.device_blocks({
-        "before": [[(0, "A0"), (0, "A1")], [(1, "B0"), (1, "B1")]],
-        "gathered": [[(0, "A0"), (0, "A1"), (1, "B0"), (1, "B1")]] * 2,
-        "summed": [[(None, "Σ0")], [(None, "Σ1")]]})
-    before, gathered, summed = fig.axes[:3]
-    assert [len(ax.patches) for ax in (before, gathered, summed)] == [4, 8, 2]
-    assert before.get_xlim() == summed.get_xlim() == (0, 4)
-    assert {t.get_text() for t in summed.texts} == {"Σ0", "Σ1"}
-    grey = summed.patches[0].get_facecolor()
-    assert grey != before.patches[0].get_facecolor()
-    assert not fig.axes[3].axison  # the empty fourth slot is blank
-    with pytest.raises(ValueError, match="at least one panel"):
-        diagrams.device_blocks({})
-
-
 def test_pipeline_schedule_names_its_bubble():
     fig = diagrams.pipeline_schedule(4, 6)
     assert "idles 33%" in fig.axes[0].get_title()
