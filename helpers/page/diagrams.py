@@ -1,7 +1,6 @@
 """Pictures of the book's ideas, drawn with matplotlib from parameters:
 which addresses a warp reads, a loop's launches on a timeline, a device
-mesh, a ring, and a pipeline
-schedule.
+mesh, a ring, and a pipeline schedule.
 
 Each function returns its figure, so a chapter can show it and a test can
 read what was drawn. Where a picture carries measured numbers (the
