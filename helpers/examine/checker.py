@@ -148,11 +148,24 @@ def _gpu_text(fn: Any, args: tuple[Any, ...],
         try:
             return gpu_export.compiled_text(fn, *arrays)
         except Exception as error:  # export can refuse (host callbacks)
-            why = ("it could not be compiled for an H100 without one "
-                   "(JAX's export, which the GPU checks read, stopped: "
-                   f"“{_first_sentence(error)}”); a run on a GPU checks it")
+            why = _why_not_exported(error)
     skipped.append((GPU_CHECKS, why))
     return None
+
+
+def _why_not_exported(error: Exception) -> str:
+    """Why the H100 export failed, in words: the one failure the book
+    knows by name (a shard_map, whose inputs the export cannot place on
+    its mesh), else the kind of error, with its first sentence kept for
+    the report's folded details rather than the sentence."""
+    if "shard_map" in str(error):
+        cause = ("the export places every input on one device, and a "
+                 "shard_map asks for its inputs on its own mesh")
+    else:
+        cause = (f"JAX's export stopped with a {type(error).__name__}: "
+                 f"{_first_sentence(error)}")
+    return (f"it could not be compiled for an H100 here ({cause}); a run "
+            "on a GPU checks it")
 
 
 def _first_sentence(error: Exception) -> str:

@@ -44,7 +44,7 @@ def test_the_figure_draws_a_band_only_where_noise_was_measured():
         "autotune_level=0", "enable_command_buffer="]
     def bands(ax):
         return [c for c in ax.collections
-                if c.get_gid() == "noise between processes"]
+                if c.get_gid() == "noise"]
 
     assert len(bands(run)) == 1 and bands(compile_) == []
     assert legends.covering_data(fig) == []

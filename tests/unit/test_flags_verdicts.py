@@ -38,13 +38,25 @@ def test_the_first_recording_does_not_judge_what_it_could_not():
     (1.02, 1.01, "aaa", "changed nothing measurable"),
     (1.02, 1.50, "aaa", "acts after the HLO"),
     (1.02, 1.50, "bbb", "compiled a different program. A real effect."),
-    (1.30, 1.10, "bbb", "within the 30.0%"),
+    (1.30, 1.10, "bbb", "within the noise (30.0%: the same program's"),
 ])
 def test_a_setting_is_real_only_beyond_the_noise(again, setting, module,
                                                  says):
     text = verdicts.setting(effects(again, setting, module),
                             "matmul_epilogue", "--flag")
     assert says in text
+
+
+def test_a_difference_inside_the_spread_of_a_run_is_no_effect():
+    data = effects(1.002, 1.011, "bbb")
+    assert "A real effect" in verdicts.setting(data, "matmul_epilogue",
+                                               "--flag")
+    for entry in data["rows"]:
+        entry["spread"] = 0.078  # IQR over median of each run's times
+    text = verdicts.setting(data, "matmul_epilogue", "--flag")
+    assert "within the noise (7.8%: the spread of the times within a run)" \
+        in text and text.endswith("No effect shown.")
+    assert verdicts.threshold(data, "matmul_epilogue", "--flag") == 0.078
 
 
 def test_missing_rows_give_no_sentence():

@@ -120,6 +120,21 @@ def test_the_autotuners_part_is_decided_by_the_data(on25, off25, says):
     recording = autotuner_recording(on25, off25)
     text = fusion_verdicts.autotuner_part(recording, GPU)
     assert says in text
+    # both dtypes share the verdict here: it is said once
+    assert text.count(says) == 1 and ": in both, " in text
+
+
+def test_the_autotuners_part_gives_each_dtype_its_own_verdict():
+    recording = autotuner_recording(1.0, 3.0)
+    rows = recording["rows"]
+    for i, (dtype, setting, k) in enumerate(zip(
+            rows["dtype"], rows["setting"], rows["K"])):
+        if dtype == "float64" and setting == "autotuner off" and k == 25:
+            rows["device ms"][i] = 1.0  # no cliff in float64
+    text = fusion_verdicts.autotuner_part(recording, GPU)
+    assert "in both" not in text
+    assert "with it on: the heuristic's choice alone falls off" in text
+    assert "with it on: no cliff either way" in text
 
 
 def test_the_autotuners_part_needs_both_ks():
@@ -193,3 +208,17 @@ def test_the_emitters_summary_counts_every_case_once():
         "kLoop": {"K": "10, 20", "GPU ran, float32": "Triton 1, XLA's own 1",
                   "GPU ran, float64": "Triton 2, XLA's own 0",
                   "agree": "4 of 4"}}
+
+
+def test_a_point_above_the_copy_ceiling_is_explained_not_called_an_error():
+    at = {("a @ b", d, k): fusion_verdicts.reductions.bytes_moved(
+        10**6, k, 8 if d == "float64" else 4) / 1.02 / 3e12 * 1e3
+        for d in ("float32", "float64") for k in (10, 25, 35, 50)}
+    over = fusion_verdicts.table(recording({**at, ("a @ b", "float64", 50):
+                                            1.0}))
+    text = fusion_verdicts.above_copy_ceiling(over, GPU)
+    assert text.startswith(f"On the {GPU}, 7 of the measured points")
+    assert "at K = 10, 25, 35 and 50, up to 102%" in text
+    assert "read at least 13 times as many bytes" in text
+    assert fusion_verdicts.above_copy_ceiling(
+        fusion_verdicts.table(recording({})), GPU) is None

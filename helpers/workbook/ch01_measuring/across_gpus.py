@@ -60,9 +60,9 @@ def compare(reference: dict[str, Any], other: dict[str, Any],
             f"{ref['TF32 TFLOP/s']:.4g} TFLOP/s).")
     if copy > 1 + verdicts.AGREEMENT and \
             abs(matmul - 1) <= verdicts.AGREEMENT:
-        text += (f" Only its memory is faster: a memory-bound kernel's "
-                 f"floor there is {1 / copy:.0%} of the {reference_gpu}'s, "
-                 "a compute-bound one's the same.")
+        text += (f" Of the two ceilings only the memory's is higher: a "
+                 f"memory-bound kernel's floor there is {1 / copy:.0%} of "
+                 f"the {reference_gpu}'s, a compute-bound one's the same.")
     return text + " " + _goal_on_both(reference, other, reference_gpu,
                                       other_gpu)
 
@@ -81,12 +81,14 @@ def _goal_on_both(reference: dict[str, Any], other: dict[str, Any],
         large = recording.profile_rows(data).iloc[-1]
         added[gpu] = large["back_to_back_us"] - large["span_us"]
         met = abs(ratio - 1) <= verdicts.AGREEMENT
-        parts.append(f"on the {gpu} a call back to back added "
+        parts.append(f"on the {gpu} a call added "
                      f"{added[gpu]:.3g} µs to its {large['span_us']:.4g} "
                      f"µs span ({ratio:.3f}: "
                      f"{'within' if met else 'outside'} "
                      f"{verdicts.AGREEMENT:.0%})")
-    text = "For the chapter's goal, " + "; ".join(parts) + "."
+    text = ("Timed back to back, where the chapter's goal asks them to "
+            f"agree with device time to {verdicts.AGREEMENT:.0%}, "
+            + "; ".join(parts) + ".")
     if len(added) == 2:
         (short, low), (long, high) = sorted(added.items(),
                                             key=lambda item: item[1])
@@ -94,7 +96,7 @@ def _goal_on_both(reference: dict[str, Any], other: dict[str, Any],
                  "is a larger share of the shorter kernel."
                  if high <= SAME_COST * low else
                  f" A call on the {long} adds {high / low:.1f} times what "
-                 f"one on the {short} adds: not a fixed cost per call, and "
-                 "these recordings do not say where it goes (a profile of "
-                 "the calls back to back would).")
+                 f"one on the {short} adds. Each GPU sat in its own host, "
+                 "and these recordings do not say where the added time "
+                 "goes (a profile of the calls back to back would).")
     return text

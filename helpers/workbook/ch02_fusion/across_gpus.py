@@ -34,8 +34,8 @@ def goal_table(results: list[Any]) -> pd.DataFrame:
             rows.append({"GPU": result.device, "dtype": dtype,
                          "copy GB/s": result.data["copy_gbps"],
                          "best version": version,
-                         "its slowest K": roofline.share(worst),
-                         "a @ b's slowest K": roofline.share(default),
+                         "share at its slowest K": roofline.share(worst),
+                         "a @ b's share": roofline.share(default),
                          f"meets {verdicts.GOAL:.0%}":
                              worst >= verdicts.GOAL})
     return pd.DataFrame(rows).set_index(["GPU", "dtype"])
@@ -81,17 +81,17 @@ def compare(reference: dict[str, Any], other: dict[str, Any],
     for dtype in DTYPES:
         version, _, _ = verdicts.best(ref_report, dtype)
         gain = speedups(ref, new, version, dtype)
-        gains.append(f"{gain.min():.2f} to {gain.max():.2f} times as fast "
-                     f"in {dtype} (*{version}*)")
+        gains.append(f"*{version}* ran {gain.min():.2f} to "
+                     f"{gain.max():.2f} times as fast there as on the "
+                     f"{reference_gpu} in {dtype}")
         slow = gain[gain < copy / (1 + _SAME)]
         if not slow.empty:
             where = ("every K" if len(slow) == len(gain) else "K = "
                      + prose.and_list(map(str, slow.index)))
             behind.append(f"{where} in {dtype}")
-    text += (f" Its copy ceiling is {copy:.2f} times the {reference_gpu}'s,"
-             f" and the {reference_gpu}'s best versions ran "
-             + " and ".join(gains) + f" on it, over K {verdicts.GOAL_KS[0]}"
-             f" to {verdicts.GOAL_KS[1]}.")
+    text += (f" Its copy ceiling is {copy:.2f} times the {reference_gpu}'s."
+             f" Over K {verdicts.GOAL_KS[0]} to {verdicts.GOAL_KS[1]}, "
+             + "; ".join(gains) + ".")
     if behind:
         text += (" They fell behind the faster memory at "
                  + " and at ".join(behind) + ". " + _reachable(new, other_gpu))

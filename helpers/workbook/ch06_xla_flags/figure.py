@@ -71,8 +71,8 @@ def _spread_out(ticks: list[float], lo: float, hi: float) -> list[float]:
 
 def ratios(data: dict[str, Any]) -> pd.DataFrame:
     """One row per flag setting: its program, its flags, and its run and
-    compile time over its program's default, with the program's noise
-    (NaN where the default ran once)."""
+    compile time over its program's default, with the noise it is judged
+    against (`verdicts.threshold`; NaN where the default ran once)."""
     rows = []
     for program in dict.fromkeys(row["program"] for row in data["rows"]):
         by_flags = {row["flags"]: row for row in data["rows"]
@@ -86,7 +86,7 @@ def ratios(data: dict[str, Any]) -> pd.DataFrame:
             rows.append({"program": program, "setting": flags,
                          **{label: row[column] / default[column]
                             for column, label in COLUMNS.items()},
-                         "noise": verdicts.noise(data, program)})
+                         "noise": verdicts.threshold(data, program, flags)})
     if not rows:
         raise ValueError("the recording has no setting beside its "
                          "program's default: nothing to compare.")
@@ -112,7 +112,7 @@ def plot(data: dict[str, Any], device: str) -> Any:
                 band = ax.fill_betweenx([i - 0.4, i + 0.4], 1 - noise,
                                         1 + noise, color="0.5", alpha=0.35,
                                         linewidth=0)
-                band.set_gid("noise between processes")
+                band.set_gid("noise")
         ax.set(xscale="log", xlabel="× the default's (log scale)")
         ticks, lo, hi = ratio_axis(*ax.get_xlim())
         ax.set_xticks(ticks)

@@ -2,8 +2,9 @@
 program's time, written down before the measurement, and held against it.
 
 A setting's outcome is ``'slower'`` or ``'faster'`` when its time moved by
-more than the same program moves between two processes (`verdicts.noise`),
-and ``'the same'`` when it stayed inside that noise.
+more than the noise (`verdicts.threshold`: between two processes, or
+within a run, whichever is larger), and ``'the same'`` when it stayed
+inside it.
 """
 
 from __future__ import annotations
@@ -44,11 +45,11 @@ PREDICTIONS = (
 
 def outcome(data: dict[str, Any], program: str, flag: str) -> str | None:
     """``'slower'``, ``'faster'`` or ``'the same'`` against the noise
-    between processes; None when the recording cannot say (no such run,
-    or the default ran once)."""
+    (`verdicts.threshold`); None when the recording cannot say (no such
+    run, or the default ran once)."""
     rows = {row["flags"]: row for row in data["rows"]
             if row["program"] == program and "error" not in row}
-    floor = verdicts.noise(data, program)
+    floor = verdicts.threshold(data, program, flag)
     if floor is None or flag not in rows or "(none)" not in rows:
         return None
     ratio = rows[flag]["median s"] / rows["(none)"]["median s"]

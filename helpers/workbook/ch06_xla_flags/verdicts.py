@@ -36,6 +36,21 @@ def noise(data: dict[str, Any], program: str) -> float | None:
     return None
 
 
+def threshold(data: dict[str, Any], program: str, flag: str
+              ) -> float | None:
+    """How far a setting's time must move from the default's to count:
+    the larger of the noise between processes (`noise`) and the spread
+    within a run (IQR over median) of the default and of the setting. A
+    difference smaller than the spread of the samples it compares is not
+    one a median can show. None without the noise."""
+    floor = noise(data, program)
+    rows = _rows(data, program)
+    if floor is None or flag not in rows:
+        return floor
+    spreads = [rows[name].get("spread") or 0.0 for name in ("(none)", flag)]
+    return max(floor, *spreads)
+
+
 def same_module(row: dict[str, Any], default: dict[str, Any]
                 ) -> bool | None:
     """Whether a setting compiled the default's optimised HLO (by the
@@ -54,14 +69,18 @@ def setting(data: dict[str, Any], program: str, flag: str) -> str | None:
     default, row = rows["(none)"], rows[flag]
     ratio = row["median s"] / default["median s"]
     same = same_module(row, default)
-    floor = noise(data, program)
+    between = noise(data, program)
+    floor = threshold(data, program, flag)
     text = f"`{flag}` took {ratio:.2f} times the default's time on *{program}*"
-    if floor is None:  # `unjudged` says so once, for every setting
+    if floor is None or between is None:  # `unjudged` says so once
         real = None
     else:
         real = abs(ratio - 1) > floor
-        text += (f", {'beyond' if real else 'within'} the {floor:.1%} the "
-                 "same program differs from itself in another process")
+        what = ("the same program's difference from itself in another "
+                "process" if floor == between else
+                "the spread of the times within a run")
+        text += (f", {'beyond' if real else 'within'} the noise ({floor:.1%}"
+                 f": {what})")
     if same is None:
         module = ("; its kinds and count of kernels "
                   + ("are the default's" if all(

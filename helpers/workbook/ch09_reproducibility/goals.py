@@ -96,7 +96,8 @@ GOALS = [
          lambda v: v["gpu_claims_decided"] == v["claims_total"],
          ("claims decided", "claims"), "05_transformations/claims"),
     Goal("06_xla_flags", "every GPU flag setting decided: its time "
-         "against the noise between two processes, its compiled module "
+         "against the noise (between two processes and within a run), "
+         "its compiled module "
          "against the default's", ("gpu_flag_settings_ok",
                                     "gpu_flag_settings"),
          lambda v: v["gpu_flag_settings_ok"] == v["gpu_flag_settings"],
