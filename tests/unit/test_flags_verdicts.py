@@ -113,3 +113,16 @@ def test_a_setting_is_decided_only_with_the_noise_and_the_digests():
                                 "--xla_gpu_triton_gemm_any=false")
     assert verdicts.decided(effects(1.02, 1.5, "bbb"), "matmul_epilogue",
                             "--flag")
+
+
+def test_a_span_longer_than_the_call_sends_the_reader_to_the_wall_clock():
+    data = effects(1.0, 1.0)
+    for entry, wall in zip(data["rows"], (0.64, 0.66, 0.63)):
+        entry["wall s"] = wall  # the spans (1 s) are 1.56 times the call
+    text = verdicts.profiler_inflation(data, GPU)
+    assert "1.56 times its whole unprofiled call" in text
+    assert "`--flag` took 0.98 times the default's" in text
+    assert "differed from its first by 3.1%" in text
+    for entry in data["rows"]:
+        entry["wall s"] = 1.2  # spans inside their calls: nothing to say
+    assert verdicts.profiler_inflation(data, GPU) is None

@@ -139,6 +139,13 @@ def test_warmup_or_steady_state():
 def test_compile_time_names_each_stage():
     text = verdicts.compile_time(device_recording(), GPU)
     assert "467 times as long" in text and "900 ms" in text
+    # compile (900 ms) close to the first call: no search to explain
+    assert "autotuning" not in text
+    searched = device_recording(compile={
+        "first_call_ms": 1400.0, "steady_ms": 3.0, "trace_lower_ms": 2.5,
+        "compile_ms": 56.0, "retrace_ms": 1150.0})
+    assert "skips the search, and a new shape pays" in \
+        verdicts.compile_time(searched, GPU)
     # what the recording lacks is said once, by `gaps`, not here
     assert verdicts.compile_time(first_recording(), GPU).endswith("ms.")
 

@@ -281,8 +281,9 @@ def _while_lesson(times: dict[str, dict[str, float]]) -> str:
 
     gained = f"made {names(faster)} faster but " if faster else "made "
     return (f"So putting the loop itself into the graph {gained}"
-            f"{names(slower)} slower per step on this GPU: whether a loop "
-            "gains from WHILE is measured, loop by loop, not assumed.")
+            f"{names(slower)} slower per step on this GPU, and these timings "
+            "do not say why (a profile of that setting would): whether a "
+            "loop gains from WHILE is measured, loop by loop, not assumed.")
 
 
 def _compare(new: float, old: float) -> str:

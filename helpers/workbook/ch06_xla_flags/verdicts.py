@@ -16,9 +16,12 @@ from typing import Any
 
 import pandas as pd
 
+from helpers.page.prose import and_list
 from helpers.workbook.ch06_xla_flags import flag_runs
 
 LAUNCHES = ("fusion kinds", "custom calls", "kernels")
+# Two times within this share of each other are the same.
+SAME = 0.05
 
 
 def _rows(data: dict[str, Any], program: str) -> dict[str, dict[str, Any]]:
@@ -97,6 +100,45 @@ def setting(data: dict[str, Any], program: str, flag: str) -> str | None:
     verdict = ("" if real is None else
                " A real effect." if real else " No effect shown.")
     return text + module + "." + verdict
+
+
+def profiler_inflation(data: dict[str, Any], gpu: str) -> str | None:
+    """Where the device span, measured under the profiler, is longer than
+    the whole call unprofiled (by the wall clock): the profiler's own cost
+    on each kernel of a many-kernel program. Then the unprofiled wall
+    clock is the better measure, and each setting is read by it too.
+    None where no program's span exceeds its call."""
+    said = []
+    for program in dict.fromkeys(row["program"] for row in data["rows"]):
+        rows = _rows(data, program)
+        default = rows.get("(none)")
+        if default is None or not default.get("wall s") or \
+                default["median s"] <= default["wall s"] * (1 + SAME):
+            continue
+        by_wall = [f"`{flag}` took {row['wall s'] / default['wall s']:.2f} "
+                   "times the default's" for flag, row in rows.items()
+                   if flag not in ("(none)", flag_runs.AGAIN)
+                   and row.get("wall s")]
+        said.append(
+            f"*{program}*'s device span under the profiler, "
+            f"{default['median s'] * 1e3:.3g} ms, is "
+            f"{default['median s'] / default['wall s']:.2f} times its whole "
+            f"unprofiled call ({default['wall s'] * 1e3:.3g} ms by the wall "
+            "clock): running under the profiler, which records each of its "
+            f"{default['kernels']} kernels, made it slower, so its spans "
+            "overstate the program's time. By the unprofiled wall clock, "
+            + and_list(by_wall) + _wall_noise(rows) + ".")
+    return (f"On the {gpu}, " + " ".join(said)) if said else None
+
+
+def _wall_noise(rows: dict[str, dict[str, Any]]) -> str:
+    """The default's two processes apart by the wall clock, as a clause."""
+    again, default = rows.get(flag_runs.AGAIN), rows["(none)"]
+    if not again or not again.get("wall s"):
+        return ""
+    apart = abs(again["wall s"] / default["wall s"] - 1)
+    return (f", where the default's second process differed from its first "
+            f"by {apart:.1%}")
 
 
 def decided(data: dict[str, Any], program: str, flag: str) -> bool:
