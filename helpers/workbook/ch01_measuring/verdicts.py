@@ -149,7 +149,7 @@ def compile_time(data: dict[str, Any], gpu: str) -> str | None:
             "On the {gpu}, the first call of `tanh(a @ a) * 2` took "
             "{first:.4g} ms.", gpu=gpu, first=data.get("first_call_ms"))
     part = data["compile"]
-    return prose.fill(
+    text = prose.fill(
         "On the {gpu}, the first call of `tanh(a @ a) * 2` took {first:.4g} "
         "ms against a steady-state median of {steady:.3g} ms, {ratio:.0f} "
         "times as long; for a function of the same size, tracing and "
@@ -158,7 +158,8 @@ def compile_time(data: dict[str, Any], gpu: str) -> str | None:
         first=part["first_call_ms"], steady=part["steady_ms"],
         ratio=part["first_call_ms"] / part["steady_ms"],
         lower=part["trace_lower_ms"], compile=part["compile_ms"],
-        retrace=part["retrace_ms"]) + _searched_once(part)
+        retrace=part["retrace_ms"])
+    return None if text is None else text + _searched_once(part)
 
 
 def _searched_once(part: dict[str, float]) -> str:
