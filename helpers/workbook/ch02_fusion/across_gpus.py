@@ -37,7 +37,7 @@ def goal_table(results: list[Any]) -> pd.DataFrame:
                          "share at its slowest K": roofline.share(worst),
                          "a @ b's share": roofline.share(default),
                          f"meets {verdicts.GOAL:.0%}":
-                             worst >= verdicts.GOAL})
+                             "yes" if worst >= verdicts.GOAL else "no"})
     return pd.DataFrame(rows).set_index(["GPU", "dtype"])
 
 
