@@ -252,7 +252,7 @@ def compare_scopes(kernels: pd.DataFrame, a: str = "einsum",
                                times[times["version"] == b]["dur_us"])
         low, high = result.ratio_ci
         rows.append({"scope": scope, f"{a} / {b}": result.ratio,
-                     "95% interval": f"{low:.3f} to {high:.3f}",
+                     "95% interval": verdicts.interval(low, high),
                      "p-value": verdicts.p_text(result.p_value),
                      "verdict": verdicts.named_verdict(result, a, b)})
     return pd.DataFrame(rows)

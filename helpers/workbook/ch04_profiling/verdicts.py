@@ -27,6 +27,25 @@ NO_CLEAR = "no clear difference"  # the ranks differ, the medians may not
 WITHIN_FLOOR = 1.05  # a time this close to its floor is at the floor
 
 
+def interval(low: float, high: float) -> str:
+    """A ratio's interval as the page prints it: three decimals, or more
+    where three would round a bound that is not 1 to 1.000, so that
+    whether the interval leaves out 1 can be read off the page.
+
+    Example:
+        >>> interval(0.9921, 0.99996), interval(1.0123, 1.04)
+        ('0.992 to 0.99996', '1.012 to 1.040')
+    """
+    def bound(value: float) -> str:
+        digits = 3
+        while f"{value:.{digits}f}" == f"{1:.{digits}f}" and value != 1 \
+                and digits < 8:
+            digits += 1
+        return f"{value:.{digits}f}"
+
+    return f"{bound(low)} to {bound(high)}"
+
+
 def named_verdict(result: stats.Comparison, a: str = "einsum",
                   b: str = "matmul") -> str:
     """`stats.compare`'s verdict with the versions named: ``'<a> faster'``
@@ -72,8 +91,7 @@ def whole_call_here(result: stats.Comparison, a: str = "einsum",
     the versions and says whether the ratio's interval holds 1."""
     low, high = result.ratio_ci
     ratio = (f"the median ratio {a} / {b} is {result.ratio:.3f}, with a "
-             f"{1 - result.alpha:.0%} interval from {low:.3f} to "
-             f"{high:.3f}")
+             f"{1 - result.alpha:.0%} interval from {interval(low, high)}")
     named = named_verdict(result, a, b)
     start = "For the whole call on this machine,"
     if named.endswith(" faster"):
@@ -114,7 +132,7 @@ def whole_call(data: dict[str, Any], calls: pd.DataFrame | None,
             f"start to last end), einsum took {by_device.median_a:.4g} µs "
             f"and matmul {by_device.median_b:.4g} µs a call: "
             f"{_said(by_device)} (ratio {by_device.ratio:.3f}, "
-            f"95% interval {low:.3f} to {high:.3f}). By the wall clock, "
+            f"95% interval {interval(low, high)}). By the wall clock, "
             f"{by_wall.median_a * 1e6:.4g} and {by_wall.median_b * 1e6:.4g} "
             f"µs: {_said(by_wall)}.")
     if share < 0.9:
