@@ -204,8 +204,8 @@ def _ops_only(frame: pd.DataFrame) -> pd.DataFrame:
 def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:
     """The columns of ``tool``'s table that a page shows (`KEY_COLUMNS`),
     those this XProf wrote, in that order, headed by `SHORT_HEADERS`, with
-    names (a cuBLAS kernel's run past 100 characters) cut to `NAME_CHARS`
-    so the table fits a page.
+    names (a cuBLAS kernel's run past 100 characters) shortened by
+    `short_name` so the table fits a page.
 
     Raises:
         ValueError: ``tool`` has no key columns, or the frame has none of
@@ -220,12 +220,32 @@ def key_columns(frame: pd.DataFrame, tool: str) -> pd.DataFrame:
                          f"{KEY_COLUMNS[tool]}: is it another tool's?")
     shown = frame[kept].copy()
     for column in NAME_COLUMNS & set(kept):
-        shown[column] = shown[column].astype(str).map(_cut)
+        shown[column] = shown[column].astype(str).map(short_name)
     return shown.rename(columns=SHORT_HEADERS)
 
 
-def _cut(name: str) -> str:
-    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 1] + "…"
+# cuBLAS names its kernels after their architecture, types, layout and
+# tile: sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_..._cublas
+_CUBLAS = re.compile(r"^(?P<arch>sm\d+)_\w*?gemm_.*?(?P<tile>tilesize\w+?)_")
+
+
+def short_name(name: str, limit: int = NAME_CHARS) -> str:
+    """A kernel's name short enough for a table, shortened visibly: a
+    cuBLAS GEMM keeps its architecture and tile (what tells two apart),
+    any other long name its start and an ellipsis.
+
+    Example:
+        >>> short_name("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_"
+        ...            "tilesize64x128x32_warpgroupsize1x1x1_execute_"
+        ...            "segment_k_off_kernel__5x_cublas")
+        'sm90 cuBLAS gemm, tilesize64x128x32'
+    """
+    if len(name) <= limit:
+        return name
+    found = _CUBLAS.match(name)
+    if found:
+        return f"{found['arch']} cuBLAS gemm, {found['tile']}"
+    return name[:limit - 1] + "…"
 
 
 def kernel_totals(profile_dir: str | Path) -> dict[str, float]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from helpers.profiler import xprof_tables
 from helpers.workbook.ch04_profiling import profile_views as views
 
 CUBLAS = ("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x256x32_"
@@ -17,9 +18,10 @@ GRAPHS = ("XProf's roofline_model has no rows for this profile: this GPU "
 
 
 def test_long_kernel_names_are_shortened_visibly():
-    assert views.short_kernel("gemm_fusion_dot_2") == "gemm_fusion_dot_2"
-    assert views.short_kernel(CUBLAS) == "sm90 cuBLAS gemm, tilesize64x256x32"
-    other = views.short_kernel("x" * 40)
+    short = xprof_tables.short_name
+    assert short("gemm_fusion_dot_2") == "gemm_fusion_dot_2"
+    assert short(CUBLAS) == "sm90 cuBLAS gemm, tilesize64x256x32"
+    other = short("x" * 40)
     assert other.endswith("…") and len(other) == 32
 
 

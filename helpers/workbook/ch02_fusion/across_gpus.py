@@ -18,6 +18,8 @@ from helpers.page import prose
 from helpers.workbook.ch02_fusion import verdicts
 
 DTYPES = ("float32", "float64")
+# A speed-up within this share of the copy ceilings' ratio kept up with it.
+_SAME = 0.05
 
 
 def goal_table(results: list[Any]) -> pd.DataFrame:
@@ -96,10 +98,6 @@ def compare(reference: dict[str, Any], other: dict[str, Any],
         text += (" They fell behind the faster memory at "
                  + " and at ".join(behind) + ". " + _reachable(new, other_gpu))
     return text
-
-
-# Speed-ups within this share of the ceiling's ratio kept up with it.
-_SAME = 0.05
 
 
 def _reachable(rows: pd.DataFrame, gpu: str) -> str:

@@ -228,9 +228,9 @@ def above_copy_ceiling(rows: pd.DataFrame, gpu: str) -> str | None:
             "no measurement error: these products read at least "
             f"{reads_per_write:.0f} times as many bytes as they write, and "
             "reads alone stream faster than the copy that sets the ceiling, "
-            "which writes every byte it reads (chapter 1's row sum does the "
-            "same). The figure draws them at 1; the goal is judged against "
-            "the copy ceiling all the same.")
+            "which writes every byte it reads (chapter 1, the two floors). "
+            "The figure draws them at 1; the goal is judged against the "
+            "copy ceiling all the same.")
 
 
 def padding(rows: pd.DataFrame, gpu: str) -> str | None:

@@ -9,7 +9,6 @@ counted by kind (`thunk_table`) rather than listed.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -17,30 +16,6 @@ import pandas as pd
 
 from helpers.measuring import machine
 from helpers.profiler import trace, xprof_tables
-
-# cuBLAS names its kernels after their architecture, types, layout and
-# tile: sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_..._cublas
-_CUBLAS = re.compile(r"^(?P<arch>sm\d+)_\w*?gemm_.*?(?P<tile>tilesize\w+?)_")
-
-
-def short_kernel(name: str, limit: int = xprof_tables.NAME_CHARS) -> str:
-    """A kernel's name short enough for a table, shortened visibly: a
-    cuBLAS GEMM keeps its architecture and tile (what tells two apart),
-    any other long name its start and an ellipsis.
-
-    Example:
-        >>> short_kernel("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_"
-        ...              "tilesize64x128x32_warpgroupsize1x1x1_execute_"
-        ...              "segment_k_off_kernel__5x_cublas")
-        'sm90 cuBLAS gemm, tilesize64x128x32'
-    """
-    if len(name) <= limit:
-        return name
-    found = _CUBLAS.match(name)
-    if found:
-        return f"{found['arch']} cuBLAS gemm, {found['tile']}"
-    return name[:limit - 1] + "…"
-
 
 def _reason(message: str) -> str:
     """Why XProf has nothing, in the chapter's words, from the message of
@@ -84,7 +59,7 @@ def show_xprof_views(views: dict[str, Any], where: str = "",
                      profile: str = "this profile") -> None:
     """Display `attention.xprof_views`: each table that has rows (the
     columns the chapter discusses, its first rows, long kernel names
-    shortened by `short_kernel`), then `empty_tools`' sentence.
+    shortened by `xprof_tables.short_name`), then `empty_tools`' sentence.
 
     Args:
         views: `attention.xprof_views`' result.
@@ -101,10 +76,9 @@ def show_xprof_views(views: dict[str, Any], where: str = "",
         frame = pd.DataFrame(view).head(8)
         shown = xprof_tables.key_columns(frame, tool)
         caption = f"{tool}{', ' + where if where else ''}"
-        if "kernel_name" in frame.columns:
-            shown["kernel"] = frame["kernel_name"].map(short_kernel)
-            if (shown["kernel"] != frame["kernel_name"]).any():
-                caption += " (long kernel names shortened)"
+        names = frame.get("kernel_name", pd.Series(dtype=str)).astype(str)
+        if (names.map(xprof_tables.short_name) != names).any():
+            caption += " (long kernel names shortened)"
         display(tables.tidy(shown).set_caption(caption))
     sentence = empty_tools(views, profile)
     if sentence:

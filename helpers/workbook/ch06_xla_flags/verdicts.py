@@ -75,7 +75,7 @@ def setting(data: dict[str, Any], program: str, flag: str) -> str | None:
     between = noise(data, program)
     floor = threshold(data, program, flag)
     text = f"`{flag}` took {ratio:.2f} times the default's time on *{program}*"
-    if floor is None or between is None:  # `unjudged` says so once
+    if floor is None:  # `unjudged` says so once, for every setting
         real = None
     else:
         real = abs(ratio - 1) > floor

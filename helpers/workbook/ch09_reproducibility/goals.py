@@ -218,7 +218,6 @@ def strict_run(junit: Path) -> dict[str, str] | None:
     return run
 
 
-
 def run_in_words(run: dict[str, str] | None) -> str:
     """`strict_run`'s totals as the page says them: when, how many passed,
     were skipped and failed (named), and the notebooks compared strictly.
@@ -241,6 +240,7 @@ def run_in_words(run: dict[str, str] | None) -> str:
     return text + (" It compared no notebooks strictly: a GPU visit's check "
                    "of a notebook is executing it, which stops at the "
                    "first cell that fails.")
+
 
 if __name__ == "__main__":
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("chapters")
