@@ -29,6 +29,7 @@ from typing import Any, Callable, Literal, Sequence, get_args
 from helpers.grading.answer_forms import WrongAnswer, describe
 from helpers.grading.criteria import (
     Criterion,
+    as_fast_as,
     described,
     description_of,
     faster_than,
@@ -41,7 +42,7 @@ from helpers.grading.report import Outcome, Report, learner_error, not_graded
 
 __all__ = ["Exercise", "Solution", "Outcome", "Report", "learner_error",
            "not_graded", "matches_reference", "hlo_fact", "jaxpr_fact",
-           "time_below", "faster_than", "described", "LEVELS"]
+           "time_below", "faster_than", "as_fast_as", "described", "LEVELS"]
 
 Level = Literal["warm-up", "core", "stretch"]
 LEVELS: tuple[Level, ...] = get_args(Level)
@@ -68,8 +69,8 @@ class Exercise:
     book's exercises, where it sits and what a learner starts from.
 
     Attributes:
-        title: ``'Exercise 2.1: K=25 at kInput speed'``; the number after
-            "Exercise" places it in the book.
+        title: ``'Exercise 2.1: K=25 through the reduction emitter'``;
+            the number after "Exercise" places it in the book.
         criteria: what `check` grades, in order.
         hints: progressive hints, mildest first.
         chapter: the chapter's file stem, e.g. ``'02_fusion'``.

@@ -366,26 +366,3 @@ def inventory() -> pandas.DataFrame:
     return pd.DataFrame(rows, columns=["result", "device folder", "device",
                                        "driver", "jax", "jaxlib",
                                        "xla_flags", "date"])
-
-
-GPU_TESTS = "test-gpu-junit.xml"  # the last GPU test run, kept in root()
-
-
-def test_cases(junit: Path) -> list[dict[str, str]]:
-    """Each test case of a pytest JUnit file (the GPU tests' `GPU_TESTS`):
-    its ``name``, ``classname``, ``file`` and ``outcome`` ('passed',
-    'failed' or 'skipped'); empty when the file is missing."""
-    import xml.etree.ElementTree as ElementTree
-
-    if not junit.exists():
-        return []
-    cases = []
-    for case in ElementTree.parse(junit).getroot().iter("testcase"):
-        failed = case.find("failure") is not None or \
-            case.find("error") is not None
-        skipped = case.find("skipped") is not None
-        cases.append({key: case.get(key, "")
-                      for key in ("name", "classname", "file")}
-                     | {"outcome": "failed" if failed else "skipped"
-                        if skipped else "passed"})
-    return cases

@@ -78,6 +78,43 @@ def tidy(frame: pd.DataFrame) -> Styler:
     return styled
 
 
+def counts(frame: pd.DataFrame) -> Styler:
+    """`tidy` for a table of counts (bytes, operations): every value a
+    whole number with thousands separators, so that a count stored as an
+    int and one stored as a float read alike.
+
+    Example:
+        >>> html = counts(pd.DataFrame({"bytes": [8388608, 2.147483648e9]}))
+        >>> "8,388,608" in html.to_html() and "2,147,483,648" in html.to_html()
+        True
+    """
+    def whole(value: Any) -> str:
+        shown = number(value)
+        return shown if shown == MISSING_CELL else f"{float(value):,.0f}"
+
+    return tidy(frame).format(whole)
+
+
+def per_group(frame: pd.DataFrame) -> list[Styler]:
+    """One `tidy` table per value of ``frame``'s first index level,
+    captioned with it and indexed by the rest: a table whose first column
+    repeats a long name reads narrower as several.
+
+    Example:
+        >>> frame = pd.DataFrame({"ms": [1.0, 2.0, 3.0]}, index=pd.MultiIndex
+        ...     .from_tuples([("a", "x"), ("a", "y"), ("b", "x")]))
+        >>> [t.caption for t in per_group(frame)]
+        ['a', 'b']
+    """
+    if frame.index.nlevels < 2:
+        raise ValueError("per_group splits a table by its first index "
+                         "level and needs at least two; this one has "
+                         f"{frame.index.nlevels}.")
+    first = frame.index.get_level_values(0)
+    return [tidy(frame[first == group].droplevel(0)).set_caption(str(group))
+            for group in first.unique()]
+
+
 def _unnamed_rows(index: pd.Index) -> bool:
     """True for the default 0, 1, ..., n-1 index, which means nothing."""
     return (isinstance(index, pd.RangeIndex) and index.start == 0

@@ -7,6 +7,7 @@ import pytest
 
 from helpers.measuring import recorded, roofline
 from helpers.workbook.ch01_measuring import across_gpus as ch1
+from helpers.workbook.ch01_measuring import recording as ch1_recording
 from helpers.workbook.ch02_fusion import across_gpus as ch2
 from helpers.workbook.ch02_fusion import reductions
 from test_fusion_verdicts import recording as fixes_recording
@@ -132,3 +133,38 @@ def test_the_goal_table_shows_each_gpus_own_share():
         "02_fusion/fixes", "recorded", fixes(1.3, 3000.0), {"device": H100})])
     assert over.loc[(H100, "float32"), "share at its slowest K"] == \
         roofline.ABOVE_CEILING
+
+
+def test_exercise_2_1s_target_is_read_from_each_recording():
+    def result(pad_ms, name):
+        data = fixes_recording({("a @ b", "float32", 25): 1.0,
+                                ("pad K", "float32", 25): pad_ms},
+                               versions=("a @ b", "pad K"))
+        return recorded.Result("02_fusion/fixes", "recorded", data,
+                               {"device": name})
+
+    both = ch2.exercise_target([result(0.98, H100), result(1.0, H200)])
+    assert "took 0.98 times the device time of `a @ b` on the " \
+        f"{H100} and 1.00 times on the {H200}" in both
+    assert "within the 10% its check allows on both" in both
+    slow = ch2.exercise_target([result(0.98, H100), result(1.2, H200)])
+    assert slow.endswith(f"so its check would fail it on the {H200}.")
+    wall = fixes_recording({}, versions=("a @ b", "pad K"))
+    wall["rows"].pop("device ms")
+    assert ch2.exercise_target([recorded.Result(
+        "02_fusion/fixes", "recorded", wall, {"device": H100})]) is None
+
+
+def test_each_fixes_ceiling_is_set_beside_chapter_1s():
+    ch1_h100 = device_recording()
+    ch1_gbps = ch1_recording.copy_rates(ch1_h100).device
+    result = recorded.Result("02_fusion/fixes", "recorded",
+                             fixes(0.9, ch1_gbps * 1.01), {"device": H100})
+    summary = recorded.Result("01_measuring/summary", "recorded", ch1_h100,
+                              {"device": H100})
+    said = ch2.ceilings_against_chapter_1([result], [summary])
+    assert f"({ch1_gbps * 1.01:.0f} against {ch1_gbps:.0f} GB/s on the " \
+        f"{H100}, at most 1.0% apart)" in said
+    other = recorded.Result("02_fusion/fixes", "recorded",
+                            fixes(0.9, 4000.0), {"device": H200})
+    assert ch2.ceilings_against_chapter_1([other], [summary]) is None

@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from helpers.page import prose, tables
@@ -125,3 +126,22 @@ def test_fill_formats_every_value_or_returns_none():
     assert prose.fill("cited {{cite}}`x`: {n}", n=2) == "cited {cite}`x`: 2"
     with pytest.raises(KeyError, match="pass ms="):
         prose.fill("{n} kernels, {ms} ms", n=3)
+
+
+def test_per_group_splits_by_the_first_level_and_says_when_it_cannot():
+    frame = pd.DataFrame(
+        {"ms": [1.0, 2.0, 3.0]}, index=pd.MultiIndex.from_tuples(
+            [("matmul", "a"), ("matmul", "b"), ("loop", "a")],
+            names=["program", "setting"]))
+    parts = tables.per_group(frame)
+    assert [p.caption for p in parts] == ["matmul", "loop"]
+    assert list(parts[0].data.index) == ["a", "b"]
+    with pytest.raises(ValueError, match="at least two"):
+        tables.per_group(frame.droplevel(0))
+
+
+def test_counts_read_as_whole_numbers_with_separators():
+    html = tables.counts(pd.DataFrame(
+        {"bytes": [8388608, 2.147483648e9, None]})).to_html()
+    assert "8,388,608" in html and "2,147,483,648" in html
+    assert "e+09" not in html and "—" in html

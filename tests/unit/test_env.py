@@ -123,3 +123,14 @@ def test_colab_setup_stops_on_an_old_jax(monkeypatch):
     monkeypatch.setattr(jax, "__version__", "0.4.26")
     with pytest.raises(RuntimeError, match="older than the book needs"):
         machine.colab_setup()
+
+
+def test_the_environment_table_names_every_fact_in_words(monkeypatch):
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    table = machine.environment_table()["value"]
+    assert set(machine.DESCRIBED_AS.values()) <= set(table.index)
+    assert not any("_" in name for name in table.index
+                   if name != "XLA_FLAGS")
+    assert table["XLA_FLAGS"] == "none set"
+    assert table["on Colab"] in ("yes", "no")
+    assert "Pallas (Triton backend)" in table

@@ -166,6 +166,22 @@ def test_faster_than_judges_interleaved_runs(monkeypatch):
 
 
 @pytest.mark.slow
+def test_as_fast_as_allows_a_margin_by_device_time(monkeypatch):
+    x = jnp.ones((256, 256)) * 0.01
+    skipped = ex.as_fast_as(_slow_double, (x,))(_slow_double)
+    assert skipped.status == "skip" and "a GPU" in skipped.detail
+    monkeypatch.setattr(criteria.machine, "on_gpu", lambda: True)
+    same = ex.as_fast_as(_slow_double, (x,), within=0.5)(_slow_double)
+    assert same.status == "pass" and "times)" in same.detail
+    slow = ex.as_fast_as(lambda a: 2 * a, (x,), hint="h")(_slow_double)
+    assert slow.status == "fail" and slow.hint == "h"
+    assert slow.criterion == "within 10% of the starter's device time " \
+        "on the GPU"
+    broken = ex.as_fast_as(_slow_double, (x,))(lambda a: a @ a[:3])
+    assert broken.status == "fail" and "raised" in broken.detail
+
+
+@pytest.mark.slow
 def test_hlo_fact_can_read_the_module_compiled_for_an_h100(monkeypatch):
     row = (jax.ShapeDtypeStruct((64, 32), jnp.float32),)
     fact = ex.hlo_fact("a fast reduction", lambda t: "kind=kInput" in t,

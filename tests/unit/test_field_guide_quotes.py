@@ -86,3 +86,38 @@ def test_the_float64_section_reads_chapter_2_against_twice_the_bytes():
     assert "by the wall clock, 1.73 times as long, against the 2 times" \
         in less
     assert "as twice the bytes predict" not in less
+
+
+def test_the_precision_section_quotes_errors_in_millionths():
+    data = {"precision": {
+        "n": [1024, 8192, 8192],
+        "precision": ["float32, default precision",
+                      "float32, default precision",
+                      "float32, precision='highest'"],
+        "rel error": [1e-4, 2.94e-4, 8.1e-7]}}
+    text = guide.precision_on_gpu(data, GPU)
+    assert "n = 8192 had a relative error of 294 millionths at the " \
+        "default precision and 0.81 with `precision='highest'`, 363 " \
+        "times less." in text
+    assert "e-0" not in text
+
+
+def test_the_summary_names_patterns_as_the_report_does(monkeypatch):
+    from types import SimpleNamespace
+
+    from helpers.examine.findings import PATTERNS
+
+    def reports(case, gpu):
+        return (SimpleNamespace(patterns=["retracing"]),
+                SimpleNamespace(patterns=["launches-per-step"]
+                                if case is guide.CASES["retracing"] else []))
+
+    monkeypatch.setattr(guide, "reports", reports)
+    rows = {row["pattern"]: row for row in guide.summary()}
+    row = rows[PATTERNS["retracing"].title]
+    assert row["found in the slow version"] == "yes"
+    assert row["found in the fixed version"] == \
+        PATTERNS["launches-per-step"].title
+    other = rows[PATTERNS["float64"].title]
+    assert (other["found in the slow version"],
+            other["found in the fixed version"]) == ("no", "nothing")

@@ -1,57 +1,166 @@
-"""Chapter 6's predictions held against a run: each outcome flips with
-the data, and a run that cannot judge says nothing."""
+"""Chapter 6's predictions: worked from other chapters' recordings where
+they have the numbers, held against a run; each outcome flips with the
+data, and a run that cannot judge says nothing."""
 
 import copy
 
+import first_visit
+from helpers.measuring import recorded
 from helpers.workbook.ch06_xla_flags import flag_runs, predictions
 
 GPU = "NVIDIA H100 80GB HBM3"
+P = predictions
 
 
 def run(ratios, again=1.002):
     """A recording of both programs: the default twice (0.2% apart), and
-    each setting at ``ratios[flag]`` times the default's time."""
+    each setting at ``ratios[flag]`` times the default's time (1 ms)."""
     rows = []
     for program, flags in flag_runs.GPU_SETTINGS.items():
-        rows += [{"program": program, "flags": "(none)", "median s": 1.0},
+        rows += [{"program": program, "flags": "(none)", "median s": 1e-3,
+                  "kernels": 302},
                  {"program": program, "flags": flag_runs.AGAIN,
-                  "median s": again}]
+                  "median s": again * 1e-3}]
         rows += [{"program": program, "flags": flag, "median s":
-                  ratios.get(flag, 1.0)} for flag in flags if flag]
+                  ratios.get(flag, 1.0) * 1e-3} for flag in flags if flag]
     return {"rows": rows}
 
 
-AS_PREDICTED = {"--xla_gpu_autotune_level=0": 40.0,
-                "--xla_gpu_enable_command_buffer=": 1.3}
+def graphs(off_us, on_us=6.0, launches=5.0):
+    """Chapter 3's command-buffer recording, the graph loop only."""
+    def entry(us):
+        return [{"variant": P.GRAPH_LOOP, "dtype": "float32",
+                 "launches_per_step": launches, "us_per_step": us}]
+    return {"graphs off": entry(off_us), "default": entry(on_us)}
+
+
+CLAIMS = {"precision": {"n": [4096, 8192], "precision": ["bfloat16 inputs"]
+                        * 2, "ms": [0.5, 2.0],
+                        # 2 x 8192^3 flop in it: 1000 TFLOP/s
+                        "device ms": [0.3, 2 * 8192 ** 3 / 1e15 * 1e3]}}
+BODY = {"body operations": 3, "body is a CUDA graph": False,
+        "fewest in a graph": 5}
+
+
+def guesses(data, body=BODY, off_us=16.0):
+    return [P.gemm_any({"default": "a", "false": "a"}),
+            P.autotune_off(CLAIMS, 4096),
+            P.graphs_off(graphs(off_us), data, body), P.scheduler()]
+
+
+AS_PREDICTED = {P.AUTOTUNE_OFF: 40.0}
+
+
+def test_the_graph_saving_and_its_bound_are_worked_from_chapter_3():
+    made = P.graphs_off(graphs(16.0), run({}), BODY)
+    text = made.markdown()
+    # (16 - 6) / 5 = 2 µs a kernel; 302 kernels: 604 µs, 60% of 1 ms
+    assert r"\frac{16\,\mu\text{s} - 6\,\mu\text{s}}{5} \approx 2\," in text
+    assert r"302 \times 2\,\mu\text{s} \approx 604\,\mu\text{s}" in text
+    assert r"\approx 60.4\,\%" in text
+    # the body is below a graph's minimum: nothing to lose, the same
+    assert made.expected == "the same" and "fewer than the 5" in text
+    assert made.estimate.seconds == 0
+
+
+def test_a_body_that_is_a_graph_predicts_the_time_it_loses():
+    body = {**BODY, "body is a CUDA graph": True}
+    made = P.graphs_off(graphs(16.0), run({}), body)
+    assert made.expected == "slower"
+    assert abs(made.estimate.seconds - 100 * 3 * 2e-6) < 1e-12
+    small = P.graphs_off(graphs(6.05), run({}), body)  # 0.01 µs a kernel
+    assert small.expected == "the same"
+
+
+def test_without_the_compiler_the_bound_is_the_prediction():
+    made = P.graphs_off(graphs(16.0), run({}), None)
+    assert made.expected == "slower" and "at most" in made.markdown()
+    assert P.graphs_off(graphs(6.01), run({}), None).expected == "the same"
+    bare = P.graphs_off(None, run({}), BODY)
+    assert bare.expected == "slower" and "qualitative" in bare.markdown()
+
+
+def test_another_jaxlib_is_named_only_where_it_differs():
+    data = run({})
+    said = P.graphs_off(graphs(16.0), data, BODY, ("0.10.2", "0.11.2"))
+    assert "the recording ran jaxlib 0.11.2" in said.markdown()
+    same = P.graphs_off(graphs(16.0), data, BODY, ("0.11.2", "0.11.2"))
+    assert "recording ran jaxlib" not in same.markdown()
+
+
+def test_a_tuned_kernel_is_estimated_from_chapter_5s_rate():
+    made = P.autotune_off(CLAIMS, 4096)
+    # 2 x 4096^3 flop at 1000 TFLOP/s: 137 µs
+    assert r"\approx 137\,\mu\text{s}" in made.markdown()
+    assert "qualitative" in made.markdown() and made.expected == "slower"
+    assert P.autotune_off(None, 4096).estimate is None
+
+
+def test_the_gemm_prediction_follows_the_digests():
+    assert P.gemm_any({"a": "x", "b": "x"}).expected == "the same"
+    assert P.gemm_any({"a": "x", "b": "y"}).expected is None
+    assert P.gemm_any(None).expected is None
 
 
 def test_a_run_as_predicted_holds_them_all():
-    assert predictions.held(run(AS_PREDICTED), GPU) == \
-        f"On the {GPU}, all 4 predictions held."
+    data = run(AS_PREDICTED)
+    text = P.held(data, GPU, guesses(data))
+    assert text.startswith(f"On the {GPU}: ")
+    assert text.endswith("All 4 predictions made held.")
+    assert text.count("so the prediction held.") == 4
+    assert "predicted to add 0 µs a call, it added 0 µs" in text
+    # 137 µs estimated; the default took 1 ms, 7.28 times it
+    assert "the default took 7.28 times the 137 µs estimated" in text
 
 
 def test_a_setting_that_moved_otherwise_is_named():
-    ratios = {**AS_PREDICTED, "--xla_gpu_enable_command_buffer=": 0.8,
-              "--xla_gpu_triton_gemm_any=false": 1.5}
-    text = predictions.held(run(ratios), GPU)
-    assert text.startswith(f"On the {GPU}, 2 of the 4 predictions held; ")
-    assert ("`--xla_gpu_enable_command_buffer=` on *small_kernels* was "
-            "predicted slower and ran faster") in text
-    assert "predicted the same and ran slower" in text
+    ratios = {P.GRAPHS_OFF: 1.3, P.GEMM_ANY: 1.5}
+    data = run(ratios)
+    text = P.held(data, GPU, guesses(data))
+    assert ("`--xla_gpu_enable_command_buffer=` ran 1.30 times the "
+            "default's time, beyond the noise (0.2%); predicted to add 0 µs "
+            "a call, it added 300 µs: predicted the same, it ran slower, so "
+            "the prediction missed.") in text
+    assert "predicted slower, it ran the same, so the prediction missed" \
+        in text  # autotuning off, at 1.0
+    assert text.endswith("1 of the 4 predictions made held.")
 
 
 def test_within_the_noise_is_the_same_and_without_it_nothing_is_said():
-    data = run({**AS_PREDICTED, "--xla_gpu_autotune_level=0": 1.001})
-    assert predictions.outcome(data, "matmul_epilogue",
-                               "--xla_gpu_autotune_level=0") == "the same"
+    data = run({**AS_PREDICTED, P.AUTOTUNE_OFF: 1.001})
+    assert P.outcome(data, "matmul_epilogue", P.AUTOTUNE_OFF) == "the same"
     once = copy.deepcopy(data)
     once["rows"] = [r for r in once["rows"] if r["flags"] != flag_runs.AGAIN]
-    assert predictions.held(once, GPU) is None
+    assert P.held(once, GPU, guesses(once)) is None
+    first = first_visit.load("06_xla_flags/effects")["data"]
+    assert P.held(first, GPU, guesses(first)) is None
+
+
+def test_no_prediction_is_measured_but_not_counted():
+    data = run(AS_PREDICTED)
+    made = [P.gemm_any(None), P.scheduler()]
+    text = P.held(data, GPU, made)
+    assert ("`--xla_gpu_triton_gemm_any=false` ran 1.00 times the "
+            "default's time, within the noise (0.2%); no prediction was "
+            "made.") in text
+    assert text.endswith(" The prediction made held.")
 
 
 def test_every_prediction_names_a_setting_the_chapter_runs():
-    for p in predictions.PREDICTIONS:
+    for p in guesses(run({})):
         assert p.flag in flag_runs.GPU_SETTINGS[p.program]
-        assert p.expected in ("slower", "faster", "the same")
-    assert predictions.as_markdown().count("\n- ") == \
-        len(predictions.PREDICTIONS) - 1
+        assert p.expected in ("slower", "faster", "the same", None)
+    shown = P.as_markdown(guesses(run({})))
+    assert shown.count("**`--xla_gpu_") == 4 and "$$" in shown
+
+
+def test_the_reference_recordings_give_every_worked_number():
+    def data(name):
+        return recorded.reference(name).data
+    effects = data("06_xla_flags/effects")
+    made = [P.gemm_any({"a": "x", "b": "x"}),
+            P.autotune_off(data("05_transformations/claims"), 4096),
+            P.graphs_off(data("03_launches/command_buffers"), effects,
+                         BODY), P.scheduler()]
+    assert all(p.estimate for p in made[1:3])
+    assert P.held(effects, GPU, made).count("so the prediction") == 4

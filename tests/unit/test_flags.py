@@ -210,3 +210,14 @@ def test_autotune_levels_are_described_as_xla_describes_them():
     meaning = flag_registry.FLAGS["--xla_gpu_autotune_level"][0]
     assert "0: no autotuning" in meaning and "1: autotune" in meaning
     assert "skip candidates with wrong results" in meaning
+
+
+@pytest.mark.slow
+@needs_plugin
+def test_the_small_kernel_loop_is_read_as_an_h100_launches_it():
+    # the fact chapter 6's graphs-off prediction rests on: a body of fewer
+    # operations than a graph needs is launched kernel by kernel
+    body = crosscompile.run(flag_runs.loop_body_on_gpu, "small_kernels")
+    assert body["body operations"] >= 1 and body["fewest in a graph"] >= 1
+    assert body["body is a CUDA graph"] == (
+        body["body operations"] >= body["fewest in a graph"])

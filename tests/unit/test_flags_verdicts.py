@@ -23,44 +23,86 @@ def effects(again, setting, module="aaa", compile_s=1.0):
 
 def test_the_first_recording_does_not_judge_what_it_could_not():
     data = first_visit.load("06_xla_flags/effects")["data"]
-    text = verdicts.setting(data, "matmul_epilogue",
-                            "--xla_gpu_triton_gemm_any=false")
-    assert "0.96 times the default's time" in text
-    # no verdict of its own: the caveat below says why, once
-    assert "effect" not in text and "noise" not in text
+    text = verdicts.settings_story(data, GPU)
+    assert ("`--xla_gpu_triton_gemm_any=false` took 0.96 times the "
+            "default's time with the default's kinds and count of "
+            "kernels") in text
+    # no verdict of its own: the caveat says why, once
+    assert "beyond the noise" not in text and "stayed within" not in text
+    assert text.count("This recording ran the default once") == 1
     assert verdicts.noise(data, "matmul_epilogue") is None
     caveat = verdicts.unjudged(data, "matmul_epilogue")
     assert "ran the default once" in caveat and "no digest" in caveat
     assert verdicts.unjudged(effects(1.02, 1.0), "matmul_epilogue") is None
+    shown = verdicts.settings_table(data)
+    assert set(shown["beyond noise"]) == {"—"}
+    assert set(shown["same module"]) == {"cannot tell"}
 
 
 @pytest.mark.parametrize("again, setting, module, says", [
-    (1.02, 1.01, "aaa", "changed nothing measurable"),
-    (1.02, 1.50, "aaa", "acts after the HLO"),
-    (1.02, 1.50, "bbb", "compiled a different program. A real effect."),
-    (1.30, 1.10, "bbb", "within the noise (30.0%: the same program's"),
+    (1.02, 1.01, "aaa", "`--flag` stayed within it with the same compiled "
+                        "module."),
+    (1.02, 1.50, "aaa", "took 1.50 times the default's time with the same "
+                        "compiled module, so it acts after the HLO"),
+    (1.02, 1.50, "bbb", "took 1.50 times the default's time with a "
+                        "different compiled module."),
+    (1.30, 1.10, "bbb", "`--flag` stayed within it with a different "
+                        "compiled module."),
 ])
 def test_a_setting_is_real_only_beyond_the_noise(again, setting, module,
                                                  says):
-    text = verdicts.setting(effects(again, setting, module),
-                            "matmul_epilogue", "--flag")
+    data = effects(again, setting, module)
+    text = verdicts.settings_story(data, GPU)
     assert says in text
+    row = verdicts.settings_table(data).loc[("matmul_epilogue", "--flag")]
+    assert row["beyond noise"] == ("yes" if says.count("took") else "no")
+    assert row["same module"] == ("yes" if module == "aaa" else "no")
+
+
+def test_the_noise_is_said_once_for_every_setting():
+    data = effects(1.02, 1.01)
+    data["rows"].append(row("--other", 2.0, "ccc"))
+    text = verdicts.settings_story(data, GPU)
+    assert text.count("noise") == 1
+    assert "from 2.0% to 2.0% here" in text
+    assert "`--other` took 2.00 times" in text
+    shown = verdicts.settings_table(data)
+    assert list(shown["noise"]) == ["2.0%", "2.0%"]
+    assert list(shown["× default"]) == ["1.01", "2.00"]
+
+
+def test_digests_that_differ_between_two_defaults_tell_nothing():
+    data = effects(1.0, 1.0, "bbb")
+    data["rows"][1]["module"] = "zzz"  # the default's second process
+    assert verdicts.digests_agree(data, "matmul_epilogue") is False
+    text = verdicts.settings_story(data, GPU)
+    assert "`--flag` stayed within it." in text
+    assert ("On *matmul_epilogue* the default's two processes compiled "
+            "modules with different digests") in text
+    assert verdicts.settings_table(data).iloc[0][
+        "same module"] == "cannot tell"
+    assert verdicts.digests_agree(effects(1.0, 1.0), "matmul_epilogue")
 
 
 def test_a_difference_inside_the_spread_of_a_run_is_no_effect():
     data = effects(1.002, 1.011, "bbb")
-    assert "A real effect" in verdicts.setting(data, "matmul_epilogue",
-                                               "--flag")
+    assert "took 1.01 times" in verdicts.settings_story(data, GPU)
     for entry in data["rows"]:
         entry["spread"] = 0.078  # IQR over median of each run's times
-    text = verdicts.setting(data, "matmul_epilogue", "--flag")
-    assert "within the noise (7.8%: the spread of the times within a run)" \
-        in text and text.endswith("No effect shown.")
+    text = verdicts.settings_story(data, GPU)
+    assert "from 7.8% to 7.8% here" in text and "stayed within it" in text
     assert verdicts.threshold(data, "matmul_epilogue", "--flag") == 0.078
 
 
+def test_durations_read_in_ms_or_us():
+    assert [verdicts.duration(s) for s in (1.004e-3, 2.88e-4, 6.25e-5,
+                                           0.0088)] == [
+        "1.00 ms", "288 µs", "62.5 µs", "8.80 ms"]
+    assert [verdicts.times(r) for r in (1.004, 41.52)] == ["1.00", "41.5"]
+
+
 def test_missing_rows_give_no_sentence():
-    assert verdicts.setting({"rows": []}, "matmul_epilogue", "--x") is None
+    assert verdicts.settings_story({"rows": []}, GPU) is None
     assert verdicts.autotuning({"rows": []}, GPU) is None
     assert verdicts.pgle({"rows": []}, GPU) is None
 
@@ -83,7 +125,8 @@ def pgle(without, again, with_pgle, compilations=2):
 
 def test_pgle_is_judged_against_a_second_process():
     assert "a real effect" in verdicts.pgle(pgle(1.0, 1.01, 0.8), GPU)
-    assert "no effect shown" in verdicts.pgle(pgle(1.0, 1.2, 0.9), GPU)
+    text = verdicts.pgle(pgle(1.0, 1.2, 0.9), GPU)
+    assert "no effect shown" in text and "(900 ms against 1000 ms;" in text
     assert "no recompilation" in verdicts.pgle(pgle(1.0, 1.01, 0.8, 1),
                                                GPU)
     first = first_visit.load("06_xla_flags/effects")["data"]
@@ -100,10 +143,10 @@ def test_the_settings_table_reads_as_words_not_dicts():
          "median s": 2e-3, "compile s": 0.5, "kernels": 2,
          "fusion kinds": {"kLoop": 1, "kCustom": 1}, "custom calls": {}}]}
     shown = verdicts.table(data)
-    assert list(shown.columns) == ["ms", "kernels",
+    assert list(shown.columns) == ["span ms", "kernels",
                                    "fusions"]  # no empty column
     row = shown.loc[("p", "autotune_level=0")]
-    assert row["ms"] == 2.0
+    assert row["span ms"] == 2.0
     assert row["fusions"] == "kLoop 1, kCustom 1"
 
 
@@ -126,3 +169,24 @@ def test_a_span_longer_than_the_call_sends_the_reader_to_the_wall_clock():
     for entry in data["rows"]:
         entry["wall s"] = 1.2  # spans inside their calls: nothing to say
     assert verdicts.profiler_inflation(data, GPU) is None
+
+
+def test_pgle_runs_longer_under_the_profiler_are_read_by_the_wall_clock():
+    data = pgle(1.56, 1.55, 1.55)
+    data["rows"] = [row("(none)", 1.56, program="small_kernels")]
+    data["rows"][0]["kernels"] = 302
+    for label, wall in (("without", 0.977), ("without, again", 0.996),
+                        ("with", 1.040)):
+        data["auto_pgle"][label]["wall s"] = wall
+    text = verdicts.pgle_inflation(data, GPU)
+    assert text.startswith(f"On the {GPU}, without PGLE, the small-kernel "
+                           "loop's device span under the profiler, 1560 ms,")
+    assert "which records each of its 302 kernels" in text
+    assert "with automatic PGLE it took 1.06 times the time without" in text
+    assert "differed from its first by 1.9%" in text
+    assert text.endswith("a reason to measure again, not a verdict.")
+    data["auto_pgle"]["with"]["wall s"] = 0.98
+    assert verdicts.pgle_inflation(data, GPU).endswith("no effect shown.")
+    for run in data["auto_pgle"].values():
+        run["wall s"] = 2.0  # spans inside their calls: nothing to say
+    assert verdicts.pgle_inflation(data, GPU) is None

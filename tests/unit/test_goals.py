@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.measuring import recorded
+from helpers.workbook.ch02_fusion import reductions
 from helpers.workbook.ch09_reproducibility import goals
 
 CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
@@ -101,15 +103,47 @@ def test_a_run_is_said_in_words(tmp_path):
     said = goals.run_in_words(goals.strict_run(junit))
     assert said.startswith("The last GPU test run (2026-11-26): 37 tests, "
                            "36 passed, 1 skipped and 0 failed.")
-    assert "compared no notebooks strictly" in said
+    assert "compared no notebook's stored outputs" in said
     junit.write_text(
         '<testsuites><testsuite tests="3" failures="1" timestamp="">'
+        '<properties><property name="device" value="NVIDIA H200"/>'
+        '</properties>'
         '<testcase classname="chapters.01_measuring.ipynb" name="Cell 1"/>'
         '<testcase classname="tests.gpu.test_on_gpu" name="test_a">'
         '<failure message="x"/></testcase>'
         '<testcase classname="tests.gpu.test_on_gpu" name="test_b"/>'
         '</testsuite></testsuites>')
     said = goals.run_in_words(goals.strict_run(junit))
-    assert "(undated): 3 tests, 2 passed, 0 skipped and 1 failed (test_a)." \
-        in said
+    assert "(undated, on the NVIDIA H200): 3 tests, 2 passed, 0 skipped " \
+        "and 1 failed (test_a)." in said
     assert "compared 1 notebook strictly" in said
+
+
+def test_a_goal_is_judged_on_every_other_recorded_gpu(tmp_path, monkeypatch):
+    from test_fusion_verdicts import recording
+    from test_recorded import GPU as H100_PROVENANCE
+
+    monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
+    fixes = next(g for g in goals.GOALS if g.chapter == "02_fusion")
+    assert goals.on_other_gpus(fixes) == "—"
+
+    def at_share(share, copy_gbps=3000.0):
+        # every K and dtype at ``share`` of the copy ceiling
+        data = recording({}, copy_gbps=copy_gbps)
+        for i, (k, dtype) in enumerate(zip(data["rows"]["K"],
+                                           data["rows"]["dtype"])):
+            size = 8 if dtype == "float64" else 4
+            gb = reductions.bytes_moved(1000 * 1000, k, size) / 1e9
+            data["rows"]["device ms"][i] = gb / (share * copy_gbps) * 1e3
+        return data
+
+    recorded.save("02_fusion/fixes", at_share(0.9),
+                  provenance=H100_PROVENANCE)
+    recorded.save("02_fusion/fixes", at_share(0.6, 4200.0),
+                  provenance={**H100_PROVENANCE, "device": "NVIDIA H200"})
+    assert goals.on_other_gpus(fixes) == "NVIDIA H200: not met (60%, 60%)"
+    recorded.save("02_fusion/fixes", at_share(0.9, 4200.0),
+                  provenance={**H100_PROVENANCE, "device": "NVIDIA H200"})
+    assert goals.on_other_gpus(fixes) == "NVIDIA H200: met (90%, 90%)"
+    timing = next(g for g in goals.GOALS if g.chapter == "04_profiling")
+    assert goals.on_other_gpus(timing) == "—"

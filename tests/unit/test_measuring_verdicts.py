@@ -7,6 +7,7 @@ by the device's clock are built here with the outcome each test needs.
 import copy
 import json
 
+import pandas as pd
 import pytest
 
 import first_visit
@@ -246,3 +247,33 @@ def test_the_second_visit_reads_its_floors_by_the_device_clock():
     assert table.loc["row sum", "achieved"] == recording.READS_ONLY
     assert "agree with device time within 5%" in verdicts.wall_and_device(
         data, GPU)
+
+
+def test_the_profile_table_reads_in_words_without_empty_columns():
+    rows = pd.DataFrame([{"elements": 1024, "wall_us": 9.0,
+                          "back_to_back_us": 5.0, "span_us": 2.0,
+                          "kernel_us": 1.5, "xprof_kernel_us": None}])
+    table = recording.profile_table(rows)
+    assert list(table.columns) == ["wall µs", "back to back µs",
+                                   "device span µs", "kernels µs"]
+    assert table.index.name == "elements"
+    rows["xprof_kernel_us"] = 1.4
+    assert "XProf kernels µs" in recording.profile_table(rows)
+
+
+def test_a_live_kernel_over_its_floor_names_the_suspect():
+    def floors(device_ms, spread=0.01, xla_bytes=100.0):
+        return pd.DataFrame([{"kernel": "2x + 1", "floor ms": 1.0,
+                              "device ms": device_ms,
+                              "device spread": spread,
+                              "bytes (hand)": 100.0,
+                              "bytes (XLA)": xla_bytes}]).set_index("kernel")
+
+    assert verdicts.live_over_floor(floors(1.2), "cpu") == ""
+    ceiling = verdicts.live_over_floor(floors(0.8), "cpu")
+    assert ceiling.startswith("Here (cpu), `2x + 1` ran 1.25 times as fast")
+    assert "the ceiling is what is wrong" in ceiling
+    assert "noise" in verdicts.live_over_floor(floors(0.98, spread=0.05),
+                                               "cpu")
+    assert "check the count" in verdicts.live_over_floor(
+        floors(0.8, xla_bytes=150.0), "cpu")

@@ -107,3 +107,78 @@ def test_a_failed_trace_processor_is_said_plainly(monkeypatch, tmp_path):
                                   "gone": tmp_path / "none"}, "attn_q_k")
     assert said == ["Perfetto could not run here; the pandas reading "
                     "above answers the same question."]
+
+
+def device_events(calls, names, memset_per_call=True):
+    """Device events of ``calls`` graph launches alternating einsum and
+    matmul: each call its kernels (``names[version]``) and a memset, all
+    sharing the launch's correlation id."""
+    rows = []
+    for call in range(calls):
+        version = ("einsum", "matmul")[call % 2]
+        kernels = (["Memset 0"] if memset_per_call else []) + names[version]
+        rows += [{"name": name, "start_us": call * 100.0 + i,
+                  "args": {"correlation_id": str(call)}}
+                 for i, name in enumerate(kernels)]
+    return pd.DataFrame(rows)
+
+
+NAMES = {"einsum": [CUBLAS, "loop_transpose_fusion_2", "triton_softmax_2"],
+         "matmul": [CUBLAS, "input_transpose_fusion_1", "triton_softmax_2"]}
+
+
+def test_one_versions_calls_are_taken_in_turn():
+    events = device_events(6, NAMES)
+    einsum = views.version_events(events, "einsum")
+    assert len(einsum) == 12
+    assert "input_transpose_fusion_1" not in set(einsum["name"])
+    matmul = views.version_events(events, "matmul")
+    assert "loop_transpose_fusion_2" not in set(matmul["name"])
+
+
+COMPILED = ["kCommandBuffer", "    kCustomKernel gemm_fusion_dot",
+            "    kCustomKernel loop_transpose_fusion_2",
+            "    kCustomKernel triton_softmax_2"]
+
+
+def test_the_compiled_kernels_are_set_beside_the_recorded_ones():
+    events = views.version_events(device_events(6, NAMES), "einsum")
+    text = views.thunks_against_profile(COMPILED, events, 3,
+                                        ["cublas-lt-matmul.0"])
+    assert text.startswith("Compiled here, the command buffer holds 3 "
+                           "kernels; each recorded call of the einsum "
+                           "version ran 3 kernels and 1 memset.")
+    assert "ran 1 kernel this compilation lacks (sm90 cuBLAS gemm, " \
+        "tilesize64x256x32), it has `gemm_fusion_dot`" in text
+    assert "autotuning" in text
+    assert "belongs to `cublas-lt-matmul.0`" in text
+    assert "has none." in text
+    same = views.thunks_against_profile(
+        ["kCustomKernel loop_transpose_fusion_2", "kCustomKernel "
+         "triton_softmax_2", f"kCustomKernel {CUBLAS}"],
+        views.version_events(device_events(6, NAMES, False), "einsum"), 3)
+    assert same == ("Compiled here, the sequence launches 3 kernels; each "
+                    "recorded call of the einsum version ran 3 kernels.")
+
+
+DIFF = ["--- a", "+++ b", "@@ -1,3 +1,3 @@",
+        "-c6 v1 = f32[2,4,64,32]{3,2,1,0} parameter(1)",
+        "-c6 v2 = f32[2,4,64,64]{3,2,1,0} dot(v0, v1), "
+        "lhs_contracting_dims={3}, rhs_contracting_dims={3}",
+        "+c6 v1 = f32[2,4,32,64]{3,2,1,0} parameter(1)",
+        "+c6 v2 = f32[2,4,64,64]{3,2,1,0} dot(v0, v1), "
+        "lhs_contracting_dims={3}, rhs_contracting_dims={2}",
+        "+c6 v3 = f32[2,4,64,32]{3,2,1,0} transpose(v1), dimensions={0,1,3,2}"]
+
+
+def test_a_program_diff_reads_as_a_table_of_what_differs():
+    table = views.diff_table(DIFF)
+    assert list(table.columns) == ["instruction", "differs in", "einsum",
+                                   "matmul"]
+    assert table.values.tolist() == [
+        ["v1 = parameter (c6)", "shape", "f32[2,4,64,32]{3,2,1,0}",
+         "f32[2,4,32,64]{3,2,1,0}"],
+        ["v2 = dot (c6)", "rhs_contracting_dims", "{3}", "{2}"],
+        ["v3 = transpose (c6)", "whole instruction", "—",
+         "f32[2,4,64,32]{3,2,1,0}(v1)"]]
+    assert views.diff_table([]).empty

@@ -164,3 +164,20 @@ def test_the_products_are_set_against_their_floor():
         {"attn_q_k": 12.0, "attn_att_v": 12.0},
         {"attn_q_k": 12.4, "attn_att_v": 12.1}), 12.5, 108.0, GPU)
     assert "no way of writing them can make them faster" in at
+
+
+def test_memsets_are_told_from_kernels_by_op():
+    events = pd.DataFrame({"name": ["Memset 3", "sm90_gemm", "softmax_2"],
+                           "hlo_op": ["cublas.0", "cublas.0", "softmax.2"]})
+    assert verdicts.memsets_by_op(events) == {"cublas.0": 0.5,
+                                              "softmax.2": 0.0}
+
+
+def test_a_calls_device_events_are_split_into_kernels_and_memsets():
+    with_memset = verdicts.execution_mode(calls(1, 1), GPU, 0.1)
+    assert "each call ran 10 device events, 9 kernels and 1 memset" \
+        in with_memset
+    assert "each call ran 10 kernels," in verdicts.execution_mode(
+        calls(1, 1), GPU)
+    assert "8 kernels and 2 memsets" in verdicts.execution_mode(
+        calls(1, 1), GPU, 0.2)

@@ -217,3 +217,20 @@ def test_the_gpu_tests_say_which_time_targets_were_met(tmp_path):
     assert "exercises 2.1 and 5.3" in text
     assert "the solution of 5.3 failed" in text
     assert "every solution met" in workshop.timed_sentence({"2.1": "passed"})
+    said = workshop.timed_sentence({"2.1": "passed"}, "NVIDIA H200")
+    assert "(`recorded/test-gpu-junit.xml`) on the NVIDIA H200 graded" in said
+
+
+def test_a_gpu_test_run_names_its_gpu(tmp_path):
+    from helpers.measuring import gpu_test_run
+    junit = tmp_path / "junit.xml"
+    assert gpu_test_run.device(junit) is None
+    junit.write_text('<testsuites><testsuite><testcase name="t"/>'
+                     '</testsuite></testsuites>')
+    assert gpu_test_run.device(junit) is None
+    junit.write_text('<testsuites><testsuite><properties><property '
+                     'name="device" value="NVIDIA H100 80GB HBM3"/>'
+                     '</properties><testcase name="t"/></testsuite>'
+                     '</testsuites>')
+    assert gpu_test_run.device(junit) == "NVIDIA H100 80GB HBM3"
+    assert gpu_test_run.cases(junit)[0]["outcome"] == "passed"

@@ -32,6 +32,21 @@ def profile_rows(data: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(data["profile"])
 
 
+# The profile's columns as a reader says them.
+PROFILE_HEADERS = {"elements": "elements", "wall_us": "wall µs",
+                   "back_to_back_us": "back to back µs",
+                   "span_us": "device span µs", "kernel_us": "kernels µs",
+                   "xprof_kernel_us": "XProf kernels µs"}
+
+
+def profile_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """A profile of ``x + 1`` as the page shows it: one row per array
+    size, headers in words with units, and without a column no row has a
+    value in (XProf's, on a CPU)."""
+    shown = rows.dropna(axis="columns", how="all")
+    return shown.rename(columns=PROFILE_HEADERS).set_index("elements")
+
+
 def host_part_us(data: dict[str, Any]) -> float:
     """The host's part of one small blocked call, in µs: the profile's
     first (smallest) call's wall time less its kernel time. Later chapters

@@ -323,3 +323,38 @@ def all_paragraphs(data: dict[str, Any], device: str) -> dict[str, str]:
     yet recorded: a dry run proves the paragraphs read its data)."""
     return {name: paragraph(data, device) or ""
             for name, paragraph in PARAGRAPHS.items()}
+
+
+def live_over_floor(floors: pd.DataFrame, device: str) -> str:
+    """For the floors measured where the page runs: each kernel that beat
+    its floor, and which of the three (its time, its count, the ceiling)
+    the measurement points to. Empty when none did.
+
+    Args:
+        floors: one row per kernel, indexed by name, with ``floor ms``,
+            ``device ms``, ``device spread`` (relative), and the hand and
+            XLA counts (``bytes (hand)``, ``bytes (XLA)``).
+        device: this machine's device, as `machine.describe` names it.
+    """
+    said = []
+    for kernel, row in floors.iterrows():
+        fraction = row["floor ms"] / row["device ms"]
+        if fraction <= 1:
+            continue
+        xla = row["bytes (XLA)"]
+        if xla and abs(xla / row["bytes (hand)"] - 1) > AGREEMENT:
+            cause = ("the hand count and XLA's differ, so check the count "
+                     "first")
+        elif fraction - 1 <= row["device spread"]:
+            cause = ("that is within the spread of its own times, so it "
+                     "is noise")
+        else:
+            cause = ("its count agrees with XLA's and its times are steady, "
+                     "so the ceiling is what is wrong for it: this "
+                     "machine's copy is not the fastest way to move its "
+                     "bytes")
+        said.append(f"`{kernel}` ran {fraction:.2f} times as fast as its "
+                    f"floor allows; {cause}")
+    if not said:
+        return ""
+    return f"Here ({device}), " + ". ".join(said) + "."

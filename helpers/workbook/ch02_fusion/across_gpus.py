@@ -15,7 +15,7 @@ import pandas as pd
 
 from helpers.measuring import roofline
 from helpers.page import prose
-from helpers.workbook.ch02_fusion import verdicts
+from helpers.workbook.ch02_fusion import exercises, verdicts
 
 DTYPES = ("float32", "float64")
 # A speed-up within this share of the copy ceilings' ratio kept up with it.
@@ -116,3 +116,56 @@ def _reachable(rows: pd.DataFrame, gpu: str) -> str:
             f"{top['version']}* in {top['dtype']} reached "
             f"{verdicts.percent(top['achieved'])} at K = {top['K']}. The "
             "shortfall is the kernel's, not the arrays' size.")
+
+
+def exercise_target(results: list[Any], k: int = 25,
+                    dtype: str = "float32") -> str | None:
+    """Exercise 2.1's speed target read from each device-time recording of
+    ``02_fusion/fixes``: its solution (*pad K*) over ``a @ b``'s device
+    time at ``k``, and whether that is within the check's margin on every
+    GPU. None when no recording is by device time."""
+    ratios = {}
+    for result in results:
+        if verdicts.by_device_clock(result.data):
+            rows = verdicts.table(result.data)
+            at = rows[(rows["K"] == k) & (rows["dtype"] == dtype)]
+            ms = at.set_index("version")["ms"]
+            ratios[result.device] = ms["pad K"] / ms["a @ b"]
+    if not ratios:
+        return None
+    slow = [gpu for gpu, ratio in ratios.items()
+            if ratio > 1 + exercises.SPEED_MARGIN]
+    took = prose.and_list(f"{ratio:.2f} times" + (
+        " the device time of `a @ b`" if first else "") + f" on the {gpu}"
+        for first, (gpu, ratio) in zip([True] + [False] * len(ratios),
+                                       ratios.items()))
+    where = {1: "", 2: " on both"}.get(len(ratios), " on every one")
+    verdict = (f"within the {exercises.SPEED_MARGIN:.0%} its check allows"
+               f"{where}" if not slow else
+               "so its check would fail it on the " + prose.and_list(slow))
+    return (f"Exercise 2.1's speed target, read from these recordings: at "
+            f"K = {k} in {dtype} its solution (*pad K*) took {took}, "
+            f"{verdict}.")
+
+
+def ceilings_against_chapter_1(fixes: list[Any], summaries: list[Any]
+                               ) -> str | None:
+    """Each fixes recording measured its own copy ceiling just before its
+    versions; this says how far each lies from chapter 1's ceiling for
+    the same GPU (``01_measuring/summary`` recordings), so that a reader
+    comparing the two pages knows why the numbers differ a little. None
+    when no GPU has both."""
+    from helpers.workbook.ch01_measuring import recording
+    chapter_1 = {r.device: recording.copy_rates(r.data).device
+                 for r in summaries if recording.by_device_clock(r.data)}
+    pairs = [(r.device, r.data["copy_gbps"], chapter_1[r.device])
+             for r in fixes if r.device in chapter_1]
+    if not pairs:
+        return None
+    said = prose.and_list(f"{mine:.0f} against {theirs:.0f} GB/s on the "
+                          f"{gpu}" for gpu, mine, theirs in pairs)
+    spread = max(abs(mine / theirs - 1) for _, mine, theirs in pairs)
+    return (f"Each recording measured its own copy ceiling just before its "
+            f"versions ran, so the ceilings here differ a little from "
+            f"chapter 1's ({said}, at most {spread:.1%} apart): each "
+            f"share above is of its own run's ceiling.")

@@ -19,18 +19,16 @@ from helpers.grading.answer_forms import WrongAnswer, as_choice
 from helpers.grading.exercises import (
     Exercise,
     Outcome,
-    described,
+    as_fast_as,
     hlo_fact,
     learner_error,
     matches_reference,
-    not_graded,
 )
-from helpers.measuring import device_time, machine, roofline
+from helpers.measuring import machine
 from helpers.workbook.ch02_fusion.reductions import (
     PREDICT_KS,
     WARP_SIZE,
     batched_matmul,
-    bytes_moved,
     kinds_for_h100,
     reduction_kind,
     reduction_shape,
@@ -39,6 +37,10 @@ from helpers.xla import hlo
 from helpers.xla.hlo.parsing import braced_attribute
 
 # ---------------------------------------------------------------- 2.1 --
+
+# 2.1's speed target: at most this much slower than `a @ b` by device time,
+# which the autotuner may already run fast (the fix must not lose that).
+SPEED_MARGIN = 0.10
 
 def starter(a: jax.Array, b: jax.Array) -> jax.Array:
     """(..., 3, K) @ (..., K, 1), as written in the source."""
@@ -95,31 +97,6 @@ def _cases(k: int, dtype: Any, batch: tuple[int, ...], seed: int
             jnp.asarray(rng.normal(size=(*batch, k, 1)), dtype))
 
 
-def _fast_enough(fraction: float) -> Callable[[Callable[..., Any]],
-                                             Outcome]:
-    """GPU only: the formulation moves its bytes at ``fraction`` of the
-    measured copy bandwidth or better at K=25."""
-    name = f"reaches {fraction:.0%} of copy bandwidth at K=25 (GPU)"
-
-    @described(name)
-    def criterion(fn: Callable[..., Any]) -> Outcome:
-        if not machine.on_gpu():
-            return not_graded(name, "a GPU (the speed target is a GPU's)")
-        a, b = _cases(25, jnp.float32, (1000, 1000), 3)
-        try:
-            timing = device_time.measure(jax.jit(fn), a, b)
-        except Exception as err:  # the learner's code may fail anyhow
-            return learner_error(name, err)
-        gbps = bytes_moved(b.size // 25, 25, 4) / timing.median / 1e9
-        copy = roofline.measure_ceilings().copy_bytes_per_s / 1e9
-        detail = f"{gbps:.0f} GB/s of {copy:.0f} GB/s copy bandwidth"
-        ok = gbps >= fraction * copy
-        return Outcome(name, "pass" if ok else "fail", detail,
-                       "" if ok else "Look at the fusion kinds again.")
-
-    return criterion
-
-
 _SOURCE_K25 = tuple(jax.ShapeDtypeStruct(shape, jnp.float32) for shape in
                     ((1000, 1000, 3, 25), (1000, 1000, 25, 1)))
 
@@ -137,7 +114,7 @@ def _k25() -> tuple[Any, ...]:
 
 
 fast_reduction = Exercise(
-    "Exercise 2.1: K=25 at kInput speed",
+    "Exercise 2.1: K=25 through the reduction emitter",
     [matches_reference(starter, lambda: [_k25(), _cases(7, jnp.float32,
                                                         (6,), 1)],
                        rtol=1e-4, atol=1e-5),
@@ -148,7 +125,8 @@ fast_reduction = Exercise(
      hlo_fact("XLA:GPU, compiling for an H100, emits no reduction as a "
               "loop", _no_loop_reduce, _SOURCE_K25, for_h100=True,
               hint="Look at the fusion kinds again."),
-     _fast_enough(0.7)],
+     as_fast_as(starter, lambda: _cases(25, jnp.float32, (1000, 1000), 3),
+                within=SPEED_MARGIN)],
     hints=["Which sizes of K does XLA:GPU reduce with kInput?",
            "Zeros do not change a sum: pad K.",
            "jnp.pad inside the function fuses into the reduction."],

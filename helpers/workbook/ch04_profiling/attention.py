@@ -281,17 +281,19 @@ def xprof_views(folder: str | Path, tools: tuple[str, ...] = XPROF_TOOLS
     return views
 
 
-def launches_on_gpu(compiler_options: dict[str, Any] | None = None
-                    ) -> list[str]:
+def launches_on_gpu(compiler_options: dict[str, Any] | None = None,
+                    sizes: dict[str, int] | None = None) -> list[str]:
     """How XLA:GPU launches the block's kernels on an H100 (run through
     `helpers.xla.crosscompile.run`): its thunk sequence, the list of steps the
     GPU runtime executes, one line per step, as XLA dumps it after its
     thunk passes. By default the kernels sit inside one ``kCommandBuffer``
     (a CUDA graph, launched once); with
-    `xprof_tables.NO_COMMAND_BUFFERS` each is its own launch.
+    `xprof_tables.NO_COMMAND_BUFFERS` each is its own launch. ``sizes``
+    (`init`'s keywords) default to `shape`'s; nothing is allocated, so
+    the reference GPU's block compiles here too.
     """
     from helpers.xla import crosscompile
-    sizes = shape()
+    sizes = sizes or shape()
     params, x = jax.eval_shape(lambda key: init(key, **sizes),
                                jax.random.key(0))
     with tempfile.TemporaryDirectory() as folder:

@@ -9,13 +9,17 @@ counted by kind (`thunk_table`) rather than listed.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from helpers.measuring import machine
+from helpers.page import prose
 from helpers.profiler import trace, xprof_tables
+from helpers.workbook.ch04_profiling import xprof_rates
+
 
 def _reason(message: str) -> str:
     """Why XProf has nothing, in the chapter's words, from the message of
@@ -55,11 +59,16 @@ def empty_tools(views: dict[str, Any], profile: str = "this profile"
     return " ".join(sentences) or None
 
 
+ROWS = 8  # the rows a table of XProf's shows: enough for the slow ops
+
+
 def show_xprof_views(views: dict[str, Any], where: str = "",
                      profile: str = "this profile") -> None:
-    """Display `attention.xprof_views`: each table that has rows (the
-    columns the chapter discusses, its first rows, long kernel names
-    shortened by `xprof_tables.short_name`), then `empty_tools`' sentence.
+    """Display `attention.xprof_views`: each table that has rows (its first
+    rows, as `xprof_rates.readable` shows them: which version each row
+    is, where the HLO table tells, rates in TFLOP/s and GB/s, long kernel
+    names shortened by `xprof_tables.short_name`), then `empty_tools`'
+    sentence.
 
     Args:
         views: `attention.xprof_views`' result.
@@ -70,14 +79,22 @@ def show_xprof_views(views: dict[str, Any], where: str = "",
 
     from helpers.page import tables
 
+    hlo = views.get("hlo_stats")
+    hlo = pd.DataFrame(hlo) if isinstance(hlo, dict) else None
+    versions = None if hlo is None else xprof_rates.program_versions(hlo)
     for tool, view in views.items():
         if isinstance(view, str):
             continue
-        frame = pd.DataFrame(view).head(8)
-        shown = xprof_tables.key_columns(frame, tool)
+        frame = pd.DataFrame(view)
+        shown = (xprof_rates.readable(frame, tool, versions, hlo)
+                 if tool in xprof_rates.SHOWN
+                 else xprof_tables.key_columns(frame, tool))
         caption = f"{tool}{', ' + where if where else ''}"
+        if len(shown) > ROWS:  # XProf ranks its rows by time
+            caption += f", the {ROWS} rows with the most time of {len(shown)}"
+            shown = shown.head(ROWS)
         names = frame.get("kernel_name", pd.Series(dtype=str)).astype(str)
-        if (names.map(xprof_tables.short_name) != names).any():
+        if (names.str.len() > xprof_tables.NAME_CHARS).any():
             caption += " (long kernel names shortened)"
         display(tables.tidy(shown).set_caption(caption))
     sentence = empty_tools(views, profile)
@@ -116,6 +133,119 @@ def thunk_text(sequences: dict[str, list[str]]) -> str:
     """The thunk sequences in full, one block a setting, for a fold."""
     return "\n\n".join(f"{setting}:\n" + "\n".join(steps)
                        for setting, steps in sequences.items())
+
+
+def version_events(events: pd.DataFrame, version: str,
+                   names: tuple[str, ...] = ("einsum", "matmul")
+                   ) -> pd.DataFrame:
+    """The device events of one version's calls, in a kept profile taken
+    with CUDA graphs whose calls alternate ``names`` in that order
+    (`attention.fixture_calls`' reading): the kernels of a call share its
+    graph launch's correlation id."""
+    ids = events["args"].map(lambda a: a.get("correlation_id"))
+    starts = events.groupby(ids)["start_us"].min().sort_values()
+    turn = pd.Series(range(len(starts)), index=starts.index) % len(names)
+    return events[ids.map(turn) == names.index(version)]
+
+
+def thunks_against_profile(steps: list[str], events: pd.DataFrame,
+                           calls: int, memset_ops: list[str] | None = None,
+                           version: str = "einsum") -> str:
+    """The kernels of one call, as the thunk sequence compiled here counts
+    them and as a recorded GPU profile ran them, in a few sentences.
+
+    Args:
+        steps: one setting's thunk sequence (`attention.launches_on_gpu`).
+        events: the recorded profile's device events
+            (`trace.device_events`), ``calls`` calls' worth.
+        calls: how many calls the profile holds.
+        memset_ops: the HLO ops the recorded memsets belong to, where a
+            profile taken kernel by kernel names them.
+        version: the version both are of (`version_events`).
+    """
+    inside = [s.split() for s in steps if s.startswith(" ")]
+    launched = inside or [s.split() for s in steps
+                          if s.split()[0] != "kCommandBuffer"]
+    compiled = [parts[-1] for parts in launched]
+    memset = events["name"].astype(str).str.startswith("Memset")
+    kernels, memsets = (~memset).sum() / calls, memset.sum() / calls
+    where = "the command buffer holds" if inside else "the sequence launches"
+    text = (f"Compiled here, {where} {len(compiled)} kernels; each recorded "
+            f"call of the {version} version ran {kernels:.0f} kernels")
+    text += (f" and {memsets:.0f} memset{'s' if memsets > 1.5 else ''}."
+             if memsets else ".")
+    ran = set(events.loc[~memset, "name"].astype(str))
+    only_ran = sorted(xprof_tables.short_name(n) for n in ran
+                      - set(compiled))
+    only_here = [f"`{n}`" for n in compiled if n not in ran]
+    if only_ran:
+        plural = "" if len(only_ran) == 1 else "s"
+        text += (f" Where the recording ran {len(only_ran)} kernel{plural} "
+                 f"this compilation lacks ({'; '.join(only_ran)}), it has "
+                 f"{prose.and_list(only_here) or 'none'}: XLA chooses "
+                 "between a library's GEMM and its own by timing both on the "
+                 "GPU (autotuning), which a compilation without one cannot "
+                 "do.")
+    if memsets and memset_ops:
+        owners = prose.and_list(f"`{op}`" for op in memset_ops)
+        text += (f" The memset belongs to {owners}, the library's GEMM (the "
+                 "profile taken kernel by kernel names it)")
+        text += (", so this compilation has none." if not any(
+            "Memset" in step for step in steps) else ".")
+    return text
+
+
+# One line of `hlo.program_diff`: side, computation, value, shape, op,
+# operands, and the attributes after them.
+_DIFF_LINE = re.compile(r"^([+-])(c\d+) (v\d+) = (\S+) ([a-z][\w\-]*)"
+                        r"\(([^)]*)\)(?:, (.*))?$")
+
+
+def _diff_parts(line: str) -> tuple[str, dict[str, str]] | None:
+    """A diff line as (its instruction, its parts by name), or None."""
+    found = _DIFF_LINE.match(line)
+    if not found:
+        return None
+    _, comp, value, shape, op, operands, attrs = found.groups()
+    parts = {"shape": shape, "operands": operands}
+    for attr in re.split(r", (?=[a-z_]+=)", attrs or ""):
+        if attr:
+            key, _, text = attr.partition("=")
+            parts[key] = text
+    return f"{value} = {op} ({comp})", parts
+
+
+def diff_table(diff: list[str], a: str = "einsum", b: str = "matmul"
+               ) -> pd.DataFrame:
+    """`hlo.program_diff`'s changed lines as a table: one row for each
+    part of an instruction that differs (its shape, operands or an
+    attribute), ``a``'s value beside ``b``'s; an instruction only one
+    program has gets one row, a dash on the other side.
+
+    Example:
+        >>> diff_table(["-c0 v1 = f32[2,3]{1,0} transpose(v0), "
+        ...             "dimensions={1,0}", "+c0 v1 = f32[2,3]{0,1} "
+        ...             "transpose(v0), dimensions={1,0}"]).iloc[0].tolist()
+        ['v1 = transpose (c0)', 'shape', 'f32[2,3]{1,0}', 'f32[2,3]{0,1}']
+    """
+    sides: dict[str, dict[str, dict[str, str]]] = {"-": {}, "+": {}}
+    for line in diff:
+        parsed = _diff_parts(line)
+        if parsed:
+            sides[line[0]][parsed[0]] = parsed[1]
+    rows = []
+    for name in dict.fromkeys([*sides["-"], *sides["+"]]):
+        left, right = sides["-"].get(name), sides["+"].get(name)
+        if left is None or right is None:
+            here = left or right or {}
+            shown = f"{here['shape']}({here['operands']})"
+            rows.append((name, "whole instruction",
+                         shown if left else "—", shown if right else "—"))
+            continue
+        rows += [(name, part, left.get(part, "—"), right.get(part, "—"))
+                 for part in dict.fromkeys([*left, *right])
+                 if left.get(part) != right.get(part)]
+    return pd.DataFrame(rows, columns=["instruction", "differs in", a, b])
 
 
 def perfetto_sentence(where: str, rows: pd.DataFrame,

@@ -149,13 +149,24 @@ def _said(result: stats.Comparison) -> str:
     return named_verdict(result).replace(" faster", " is faster")
 
 
-def execution_mode(calls: pd.DataFrame | None, gpu: str) -> str | None:
-    """How the profiled calls ran: inside CUDA graphs or kernel by
-    kernel, by the profile's own events."""
+def memsets_by_op(events: pd.DataFrame) -> dict[str, float]:
+    """The share of each HLO op's device events that are memsets (a
+    memset event is named ``Memset ...``, a kernel after its kernel), from
+    `helpers.profiler.trace.device_events` of a profile."""
+    memset = events["name"].astype(str).str.startswith("Memset")
+    return memset.groupby(events["hlo_op"]).mean().to_dict()
+
+
+def execution_mode(calls: pd.DataFrame | None, gpu: str,
+                   memset_share: float | None = None) -> str | None:
+    """How the profiled calls ran: how many device events each, and
+    inside CUDA graphs or kernel by kernel, by the profile's own events;
+    ``memset_share`` (the share of its device events that are memsets)
+    splits the events into kernels and memsets."""
     if calls is None:
         return None
     share = float(calls["in_graph"].mean())
-    kernels = calls["kernels"].median()
+    events = round(float(calls["kernels"].median()))
     if share > 0.99:
         how = ("every kernel ran inside a CUDA graph, one graph launch a "
                "call, as the block runs unprofiled")
@@ -163,8 +174,12 @@ def execution_mode(calls: pd.DataFrame | None, gpu: str) -> str | None:
         how = "every kernel was launched on its own, outside any CUDA graph"
     else:
         how = f"{share:.0%} of the kernels ran inside a CUDA graph"
+    memsets = round(events * memset_share) if memset_share else 0
+    ran = (f"{events} device events, {events - memsets} kernels and "
+           f"{memsets} memset{'s' if memsets > 1 else ''}" if memsets
+           else f"{events} kernels")
     return (f"The profile names its execution mode: on the {gpu}, each "
-            f"call ran {kernels:.0f} kernels, and {how}.")
+            f"call ran {ran}, and {how}.")
 
 
 def product_bound(compute_s: float, memory_s: float) -> str:

@@ -1,4 +1,6 @@
 """Chapter 5 (Transformations): `transforms` (jit, vmap, scan, remat and
 their measurements), `steps` (training steps), `claims` (the source's
-claims judged), `exercises` (5.1-5.3).
+claims judged), `predictions` (each worked out before it is measured),
+`reference` (the reference GPU's paragraphs), `clocks` (reading the timed
+tables' three clocks), `exercises` (5.1-5.3).
 """

@@ -1,13 +1,17 @@
-"""Chapter 5's closing table: each of the source's claims, the numbers
-measured for it here and on the reference GPU, and a verdict computed from
-those numbers (never typed)."""
+"""Chapter 5's claims: each of the source's claims, the numbers measured
+for it, and a verdict computed from those numbers (never typed), with the
+closing table that sets this machine's verdicts beside the reference
+GPU's. The sections' paragraphs on the GPU's numbers are in `reference`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
+from helpers.page.tables import number
 from helpers.workbook.ch05_transformations import steps, transforms
 
 CPU_SIZES = {"width": 64, "batches": (4, 16, 64), "lengths": (8, 32, 128),
@@ -21,6 +25,32 @@ EXPECTED_RETRACES = [True, False, True, True, True, False, False]
 # H100 whitepaper (2022): the chapter's prediction, not a measurement.
 H100_SXM_PEAK_FLOPS = {"float32": 66.9e12, "tf32": 494.7e12,
                        "bfloat16": 989.4e12}
+JIT = "jit: trace once per shape, dtype and static value"
+DONATION = "donate_argnums reuses the input buffers"
+VMAP = "vmap instead of a Python loop"
+SCAN = "scan instead of a Python loop for long loops"
+REMAT = "remat trades compute for memory"
+FORWARD = "value_and_grad(has_aux=True) runs the forward once"
+BF16 = "bf16 matmuls: fast, and accurate enough"
+LOOP = "Python loop of jitted calls"
+INSIDE = "Python loop inside jit"
+DEFAULT = "float32, default precision"
+HIGHEST = "float32, precision='highest'"
+BFLOAT16 = "bfloat16 inputs"
+# Column headers as a reader sees them.
+HEADERS = {"ms": "wall ms", "run ms": "run wall ms", "temp MB":
+           "temporary MB", "dots": "matrix products", "rel error":
+           "relative error, millionths"}
+_COUNTS = {2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six",
+           7: "All seven"}
+
+
+class Finding(NamedTuple):
+    """What the numbers say about one claim: a short phrase for a table
+    cell, and the verdict ('holds', 'holds in part', 'does not hold')."""
+
+    summary: str
+    verdict: str
 
 
 def donation_width(sizes: dict[str, Any]) -> int:
@@ -77,177 +107,210 @@ def measure_on_gpu() -> dict[str, Any]:
     return measure(GPU_SIZES)
 
 
-def _last(table: dict[str, list], key: str, version: str, column: str
-          ) -> float:
+def times(ratio: float) -> str:
+    """A ratio as prose writes it before "times": two decimals below 10,
+    whole numbers with thousands separators above.
+
+    Example:
+        >>> [times(r) for r in (0.386, 1.5555, 28.9, 12962.4)]
+        ['0.39', '1.56', '29', '12,962']
+    """
+    return f"{ratio:.2f}" if abs(ratio) < 10 else f"{ratio:,.0f}"
+
+
+def verdict_verb(verdict: str) -> str:
+    """A verdict as a sentence's verb: 'holds', 'holds only in part',
+    'does not hold'."""
+    return {"holds in part": "holds only in part"}.get(verdict, verdict)
+
+
+def verdict_clause(verdict: str) -> str:
+    """A verdict as the end of a sentence: 'the claim holds', 'the claim
+    holds only in part', 'the claim does not hold'."""
+    return f"the claim {verdict_verb(verdict)}"
+
+
+def largest(table: dict[str, list], key: str) -> pd.DataFrame:
+    """The rows of a measured table at the largest ``key`` (batch,
+    length, n), indexed by version."""
     frame = pd.DataFrame(table)
-    frame = frame[frame[key] == frame[key].max()]
-    return float(frame.set_index("version").loc[version, column])
+    index = "precision" if "precision" in frame else "version"
+    return frame[frame[key] == frame[key].max()].set_index(index)
 
 
-def findings(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """For each claim: what the numbers in ``data`` (from `measure`) say,
-    and the verdict: 'holds', 'holds in part' or 'does not hold'."""
-    out = {}
-    ok = data["retraces"] == EXPECTED_RETRACES
+def _jit(data: dict[str, Any]) -> Finding:
+    retraced = sum(data["retraces"])
     c = data["compile_vs_run"]
-    out["jit: trace once per shape, dtype and static value"] = (
-        f"retraced exactly on those changes: {ok}; first call "
-        f"{c['first call s'] / c['later calls s']:.0f}x a later one",
-        "holds" if ok else "does not hold")
+    first = times(c["first call s"] / c["later calls s"])
+    if data["retraces"] == EXPECTED_RETRACES:
+        return Finding(f"retraced on exactly the {retraced} expected "
+                       f"calls; first call {first} times a later one",
+                       "holds")
+    return Finding(f"retraced on {retraced} of {len(data['retraces'])} "
+                   "calls, not on exactly the "
+                   f"{sum(EXPECTED_RETRACES)} expected", "does not hold")
+
+
+def _donation(data: dict[str, Any]) -> Finding:
     d = data["donation"]
     saved = d["kept"]["live MB"] - d["donated"]["live MB"]
-    out["donate_argnums reuses the input buffers"] = (
-        f"{d['donated']['aliased outputs']} outputs aliased, "
-        f"{saved:.2f} MB fewer live after the step",
+    return Finding(
+        f"{number(saved)} MB fewer alive after a step, "
+        f"{d['donated']['aliased outputs']} outputs aliased",
         "holds" if d["donated"]["old params deleted"] and saved > 0
         else "does not hold")
-    loop = _last(data["vmap"], "batch", "Python loop of jitted calls", "ms")
-    inside = _last(data["vmap"], "batch", "Python loop inside jit", "ms")
-    vmap = _last(data["vmap"], "batch", "vmap", "ms")
-    out["vmap instead of a Python loop"] = (
-        f"largest batch: loop of calls {loop / vmap:.1f}x, loop inside "
-        f"jit {inside / vmap:.1f}x the time of vmap"
-        + _dispatch(data["vmap"], "batch", "Python loop of jitted calls"),
-        "holds" if loop > vmap and inside > vmap else
-        "holds in part" if loop > vmap else "does not hold")
-    out["scan instead of a Python loop for long loops"] = _scan(data["scan"])
-    r = pd.DataFrame(data["remat"]).set_index("remat")
-    memory = r.loc[True, "temp MB"] / r.loc[False, "temp MB"]
-    extra = r.loc[True, "dots"] - r.loc[False, "dots"]
-    why = ("" if extra > 0 else ": the compiler removed the remat "
-           "barriers and recomputed nothing (see which pass, above)")
-    out["remat trades compute for memory"] = (
-        f"temporary memory x{memory:.2f}, {extra:d} extra matmuls, time "
-        f"x{r.loc[True, 'ms'] / r.loc[False, 'ms']:.2f}{why}",
-        "holds" if extra > 0 and memory < 0.9 else "does not hold")
-    f = pd.DataFrame(data["forward"]).set_index("version")
-    one, two, cse = f["dots"].iloc[0], f["dots"].iloc[1], f["dots"].iloc[2]
-    kernels = ""
-    if "kernel ms" in f:
-        kernels = (f"; the kernels alone x"
-                   f"{f['kernel ms'].iloc[1] / f['kernel ms'].iloc[0]:.2f}")
-    out["value_and_grad(has_aux=True) runs the forward once"] = (
-        f"{one} matmuls against {two} in two calls ({cse} if both are in "
-        f"one jit); time x{f['ms'].iloc[1] / f['ms'].iloc[0]:.2f} for two "
-        f"calls{kernels}",
-        "holds" if one < two else "does not hold")
-    out["bf16 matmuls: fast, and accurate enough"] = _bf16(data["precision"])
+
+
+def _vmap(data: dict[str, Any]) -> Finding:
+    big = largest(data["vmap"], "batch")
+    loop, inside = (big.loc[v, "ms"] / big.loc["vmap", "ms"]
+                    for v in (LOOP, INSIDE))
+    return Finding(
+        f"at batch {big['batch'].iloc[0]}, loop of calls {times(loop)} times "
+        f"vmap's time, loop in jit {times(inside)} times",
+        "holds" if loop > 1 and inside > 1 else
+        "holds in part" if loop > 1 else "does not hold")
+
+
+def scan_ratios(data: dict[str, Any]) -> dict[str, Any]:
+    """At the longest length: the unrolled loop's compile time and its
+    wall-clock run time, each over the scan's (and its run time by the
+    profiler's span, None when not recorded)."""
+    big = largest(data["scan"], "length")
+    out = {"length": int(big["length"].iloc[0]), "device run": None}
+    for name, column in (("compile", "compile ms"), ("run", "run ms"),
+                         ("device run", "run device ms")):
+        if column in big:
+            out[name] = big.loc["unrolled", column] / big.loc["scan", column]
     return out
 
 
-def _dispatch(table: dict[str, list], key: str, version: str) -> str:
-    """How much of a version's wall time its kernels were, at the largest
-    ``key``, when the recording has kernel times (else nothing)."""
-    frame = pd.DataFrame(table)
-    if "kernel ms" not in frame:
-        return ""
-    busy = _last(table, key, version, "kernel ms")
-    wall = _last(table, key, version, "ms")
-    return (f"; the loop of calls kept the device busy {busy / wall:.0%} of "
-            "its time (the rest is dispatch, one call per example)")
+def _scan(data: dict[str, Any]) -> Finding:
+    r = scan_ratios(data)
+    run = (f"runs {times(1 / r['run'])} times as fast" if r["run"] < 1
+           else f"runs {times(r['run'])} times as long")
+    # Faster by under 10% is within a run's noise: no trade of run time.
+    verdict = ("holds" if r["compile"] > 1 and r["run"] >= 1 / 1.1 else
+               "holds in part" if r["compile"] > 1 else "does not hold")
+    return Finding(f"at {r['length']} steps, unrolled compiles "
+                   f"{times(r['compile'])} times as long and {run} by the "
+                   "wall clock", verdict)
 
 
-def _scan(table: dict[str, list]) -> tuple[str, str]:
-    """The scan claim: compile and run time of scan against an unrolled
-    loop at the longest length."""
-    frame = pd.DataFrame(table)
-    longest = frame[frame["length"] == frame["length"].max()].set_index(
-        "version")
-    compile_ratio = (longest.loc["unrolled", "compile ms"]
-                     / longest.loc["scan", "compile ms"])
-    run_ratio = longest.loc["unrolled", "run ms"] / longest.loc["scan",
-                                                                "run ms"]
-    text = (f"length {frame['length'].max()}: unrolled compiles "
-            f"{compile_ratio:.0f}x slower")
-    if run_ratio < 1 / 1.1:
-        text += (f", but runs {1 / run_ratio:.1f}x faster: scan runs its "
-                 "loop step by step (chapter 3: on a GPU, a launch or more "
-                 "each step), where the unrolled program is one straight "
-                 "sequence of kernels; a trade of compile time for run "
-                 "time")
-    else:
-        text += f", and runs {run_ratio:.2f}x the scan's time"
-    verdict = ("holds" if compile_ratio > 1 and run_ratio >= 1 / 1.1 else
-               "holds in part" if compile_ratio > 1 else
-               "does not hold")
-    return text, verdict
+def remat_numbers(data: dict[str, Any]) -> dict[str, float]:
+    """The checkpointed step against the plain one: temporary memory
+    (both, in MB, and their ratio), extra matrix products, and time by
+    the wall clock (and by the span, None when not recorded)."""
+    r = pd.DataFrame(data["remat"]).set_index("remat")
+    return {"plain MB": r.loc[False, "temp MB"],
+            "remat MB": r.loc[True, "temp MB"],
+            "memory": r.loc[True, "temp MB"] / r.loc[False, "temp MB"],
+            "extra": int(r.loc[True, "dots"] - r.loc[False, "dots"]),
+            "time": r.loc[True, "ms"] / r.loc[False, "ms"],
+            "device time": (r.loc[True, "device ms"] / r.loc[False,
+                            "device ms"] if "device ms" in r else None)}
 
 
-def _bf16(table: dict[str, list]) -> tuple[str, str]:
-    """The bf16 claim at the largest n: bf16 against float32 at JAX's
-    default precision (TF32 on tensor cores), and against full float32;
-    device time where recorded."""
-    p = pd.DataFrame(table)
-    big = p[p["n"] == p["n"].max()].set_index("precision")
+def _remat(data: dict[str, Any]) -> Finding:
+    n = remat_numbers(data)
+    if n["extra"] <= 0:
+        return Finding("the compiler merged the recomputation away; "
+                       f"temporary memory {times(n['memory'])} times",
+                       "does not hold")
+    return Finding(f"temporary memory {times(n['memory'])} times, "
+                   f"{n['extra']} more products, {times(n['time'])} times "
+                   "the time",
+                   "holds" if n["memory"] < 0.9 else "does not hold")
+
+
+def _forward(data: dict[str, Any]) -> Finding:
+    f = pd.DataFrame(data["forward"]).set_index("version")
+    one, two = f["dots"].iloc[0], f["dots"].iloc[1]
+    return Finding(f"{one} products against {two} for two calls, which "
+                   f"take {times(f['ms'].iloc[1] / f['ms'].iloc[0])} times "
+                   "as long", "holds" if one < two else "does not hold")
+
+
+def bf16_numbers(data: dict[str, Any]) -> dict[str, Any]:
+    """At the largest n: bf16's speed-up over float32 at the default and
+    at the highest precision, its relative error, and the clock (device
+    time where recorded, else the wall clock)."""
+    big = largest(data["precision"], "n")
     column = "device ms" if "device ms" in big else "ms"
-    bf16 = big.loc["bfloat16 inputs", column]
-    default = big.loc["float32, default precision", column] / bf16
-    highest = big.loc["float32, precision='highest'", column] / bf16
-    error = big.loc["bfloat16 inputs", "rel error"]
-    why = ("" if default > 1.1 else ": without faster bf16 matrix units "
-           "than the default float32 path, the conversion gains nothing")
-    text = (f"n={p['n'].max()}: bf16 {default:.2f}x as fast as float32 at "
-            f"the default precision, {highest:.1f}x as fast as full "
-            f"float32; relative error {error:.1e}{why}")
+    bf16 = big.loc[BFLOAT16, column]
+    return {"n": int(big["n"].iloc[0]), "clock": column,
+            "default": big.loc[DEFAULT, column] / bf16,
+            "highest": big.loc[HIGHEST, column] / bf16,
+            "error": big.loc[BFLOAT16, "rel error"]}
+
+
+def _bf16(data: dict[str, Any]) -> Finding:
+    b = bf16_numbers(data)
     # Within 10% of the default path is no speed-up worth the precision.
-    verdict = ("holds" if default > 1.5 else "holds in part"
-               if default > 1.1 else "does not hold")
-    return text, verdict
+    verdict = ("holds" if b["default"] > 1.5 else "holds in part"
+               if b["default"] > 1.1 else "does not hold")
+    return Finding(f"{times(b['default'])} times as fast as default "
+                   f"float32, relative error {b['error']:.2%}", verdict)
 
 
-def bf16_against_peaks(data: dict[str, Any], device: str,
-                       predicted: float) -> str:
-    """The bf16 speed-up over the default float32 path at the largest
-    product, against ``predicted`` (the ratio of peak rates), and the
-    clock that timed it."""
-    p = pd.DataFrame(data["precision"])
-    big = p[p["n"] == p["n"].max()].set_index("precision")
-    column = "device ms" if "device ms" in big else "ms"
-    measured = (big.loc["float32, default precision", column]
-                / big.loc["bfloat16 inputs", column])
-    share = measured / predicted
-    reach = ("reached the prediction" if share >= 0.9 else
-             f"reached {share:.0%} of the predicted speed-up")
-    clock = ("by the device's clock" if column == "device ms" else
-             "by the wall clock, the host's part of each call included")
-    return (f"Against the peak rates: bf16's {measured:.2f} times the "
-            f"default float32 path at n = {p['n'].max()} ({clock}) "
-            f"{reach} of {predicted:.2g} times.")
+def findings(data: dict[str, Any]) -> dict[str, Finding]:
+    """For each claim, what the numbers in ``data`` (from `measure`) say
+    in a short phrase, and the verdict."""
+    return {JIT: _jit(data), DONATION: _donation(data), VMAP: _vmap(data),
+            SCAN: _scan(data), REMAT: _remat(data),
+            FORWARD: _forward(data), BF16: _bf16(data)}
 
 
-def on_reference(data: dict[str, Any], device: str, claim: str) -> str:
-    """One claim as the reference GPU's recording decides it, in a
-    sentence for the section that measures it."""
-    measured, verdict = findings(data)[claim]
-    return f"On the {device}: {measured}. The claim {verdict}."
-
-
-def claims_table(here: dict[str, Any], gpu: dict[str, Any] | None,
-                 here_name: str) -> pd.DataFrame:
-    """The closing table: one row per claim, the measurements and
-    verdicts on this machine and, when there is a recording, on the
-    reference GPU (without one the GPU's columns are left out, not
-    filled with blanks: the chapter says what they will show)."""
+def claims_table(here: dict[str, Any], gpu: dict[str, Any] | None
+                 ) -> pd.DataFrame:
+    """The closing table: one row per claim, what the reference GPU
+    measured and its verdict, and this machine's verdict beside it.
+    Without a recording the table shows this machine's numbers instead
+    (the GPU's columns are left out, not filled with blanks)."""
     mine = findings(here)
-    theirs = findings(gpu) if gpu else None
-    rows = []
-    for claim, (measured, verdict) in mine.items():
-        row = {"claim": claim, here_name: measured, "verdict here": verdict}
-        if theirs is not None:
-            row["reference GPU"], row["verdict on the GPU"] = theirs[claim]
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("claim")
+    if gpu is None:
+        rows = {claim: {"measured here": f.summary, "verdict here":
+                        f.verdict} for claim, f in mine.items()}
+    else:
+        theirs = findings(gpu)
+        rows = {claim: {"measured on the reference GPU": f.summary,
+                        "verdict there": f.verdict,
+                        "verdict here": mine[claim].verdict}
+                for claim, f in theirs.items()}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("claim")
 
 
-def verdicts_and_evidence(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """`claims_table` split for the page: the verdicts as a narrow table,
-    and the numbers behind them as a Markdown list (a sentence per claim
-    and machine), so no table cell holds a paragraph."""
-    verdicts = table[[c for c in table.columns if c.startswith("verdict")]]
-    measured = [c for c in table.columns if not c.startswith("verdict")]
-    lines = []
-    for claim, row in table.iterrows():
-        said = "; ".join(f"{where}: {row[where]}" for where in measured
-                         if isinstance(row[where], str) and row[where])
-        lines.append(f"- **{claim}**. {said}.")
-    return verdicts, "\n".join(lines)
+def differences(here: dict[str, Any], gpu: dict[str, Any]) -> str:
+    """The claims whose verdict here differs from the reference GPU's, as
+    a sentence and a Markdown list of what this machine measured for
+    each (or one sentence saying there are none)."""
+    mine, theirs = findings(here), findings(gpu)
+    differ = [claim for claim in mine
+              if mine[claim].verdict != theirs[claim].verdict]
+    if not differ:
+        return ("Every claim gets the same verdict on this machine as on "
+                "the reference GPU.")
+    said = "".join(f"\n- *{claim}* {verdict_verb(mine[claim].verdict)} "
+                   f"here: {mine[claim].summary}." for claim in differ)
+    count = ("One claim comes" if len(differ) == 1 else
+             f"{_COUNTS.get(len(differ), len(differ))} claims come")
+    return f"{count} out differently on this machine:\n{said}"
+
+
+def _words(value: Any) -> Any:
+    """A boolean as 'yes' or 'no'; anything else unchanged."""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    return value
+
+
+def shown(table: Any) -> pd.DataFrame:
+    """A measured table as the page shows it: headers in words, booleans
+    as yes and no, relative errors in millionths (no exponents)."""
+    frame = pd.DataFrame(table).copy()
+    if "rel error" in frame:
+        frame["rel error"] = frame["rel error"] * 1e6
+    frame = frame.map(_words).rename(columns=HEADERS)
+    if frame.index.dtype == bool:
+        frame.index = frame.index.map(_words)
+    return frame

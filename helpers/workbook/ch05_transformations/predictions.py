@@ -14,7 +14,7 @@ import pandas as pd
 
 from helpers.page import arithmetic
 from helpers.page.arithmetic import Worked
-from helpers.workbook.ch05_transformations import claims
+from helpers.page.tables import number
 
 q = arithmetic.quantity
 FLOAT32_BYTES = 4
@@ -44,20 +44,8 @@ def donation_verdict(predicted: Worked, saved_mb: float, where: str) -> str:
     share = saved_mb * 1e6 / predicted.value
     agree = ("the old parameters' size, within 1%" if abs(share - 1) < 0.01
              else f"{share:.2f} times the old parameters' size")
-    return (f"{where}, donation left {saved_mb:.3g} MB fewer bytes alive "
-            f"against {predicted.value / 1e6:.3g} MB predicted: {agree}.")
-
-
-def donation_on_reference(data: dict[str, Any], device: str, layers: int
-                          ) -> str:
-    """The reference GPU's paragraph on donation: the claim's verdict, and
-    the memory freed against the prediction at the recording's sizes."""
-    width = claims.donation_width(claims.sizes_of(data))
-    return " ".join((
-        claims.on_reference(data, device,
-                            "donate_argnums reuses the input buffers"),
-        donation_verdict(donation_saving(width, layers),
-                         donation_saved_mb(data), "At the recording's sizes")))
+    return (f"{where}, donation left {number(saved_mb)} MB fewer bytes alive "
+            f"against {number(predicted.value / 1e6)} MB predicted: {agree}.")
 
 
 # --- scan: compile and run time -------------------------------------------
@@ -94,6 +82,16 @@ def unrolled_compile(table: dict[str, list]) -> tuple[Worked, Worked]:
     return per_step, total
 
 
+def compile_growth(share: float) -> str:
+    """What a measured compile time ``share`` times the extrapolation
+    says about how compile time grows with the program."""
+    if share > 1.2:
+        return "compile time grew faster than the program"
+    if share < 1 / 1.2:
+        return "the compiler's fixed costs weigh more than assumed"
+    return "compile time grew in step with the program"
+
+
 def compile_verdict(table: dict[str, list], predicted: Worked,
                     where: str) -> str:
     """The unrolled loop's measured compile time at the longest length
@@ -102,15 +100,10 @@ def compile_verdict(table: dict[str, list], predicted: Worked,
     long = frame.index.get_level_values("length").max()
     measured = frame.loc[(long, "unrolled"), "compile ms"] * 1e-3
     share = measured / predicted.value
-    if share > 1.2:
-        how = "compile time grew faster than the program"
-    elif share < 1 / 1.2:
-        how = "the compiler's fixed costs weigh more than assumed"
-    else:
-        how = "compile time grew in step with the program"
     return (f"{where}, the unrolled loop of {long} steps compiled in "
-            f"{measured:.3g} s, {share:.2f} times the {predicted.value:.3g} "
-            f"s predicted: {how}.")
+            f"{number(measured)} s, {share:.2f} times the "
+            f"{number(predicted.value)} s predicted: "
+            f"{compile_growth(share)}.")
 
 
 def loop_steps(chapter_3_gpu: list[dict[str, Any]]) -> pd.Series:
@@ -146,30 +139,14 @@ def scan_run_verdict(table: dict[str, list], low: Worked, high: Worked,
     run = frame.xs(long, level="length")["run ms"] * 1e-3
     per_step = (run - host_s) / long
     if low.value <= run["scan"] <= high.value:
-        where = "inside the range chapter 3's loop steps span"
+        where = "inside the range chapter 3's loop steps predict"
     else:
         where = ("below" if run["scan"] < low.value else "above") + \
-            " the range chapter 3's loop steps span"
-    return (f"The scan of {long} steps ran in "
-            f"{run['scan'] * 1e3:.3g} ms (wall clock), {where}: "
-            f"{per_step['scan'] * 1e6:.3g} µs a step, against "
-            f"{per_step['unrolled'] * 1e6:.3g} µs a step unrolled, whose "
-            "steps are a straight sequence of kernels with no loop to run.")
-
-
-def scan_on_reference(data: dict[str, Any], device: str,
-                      run_range: tuple[Worked, Worked] | None,
-                      host_s: float | None) -> str:
-    """The reference GPU's paragraph on scan: the claim's verdict, the
-    unrolled compile time against its extrapolation, and, given
-    `scan_run_range`'s bounds, the scan's run time against them."""
-    parts = [claims.on_reference(
-                 data, device, "scan instead of a Python loop for long loops"),
-             compile_verdict(data["scan"], unrolled_compile(data["scan"])[1],
-                             "There")]
-    if run_range is not None and host_s is not None:
-        parts.append(scan_run_verdict(data["scan"], *run_range, host_s))
-    return " ".join(parts)
+            " the range chapter 3's loop steps predict"
+    return (f"The scan's {number(run['scan'] * 1e3)} ms lie {where}: "
+            f"{number(per_step['scan'] * 1e6)} µs a step once the call's host "
+            f"part is taken off, against {number(per_step['unrolled'] * 1e6)} "
+            "µs a step unrolled.")
 
 
 # --- remat: products and memory -----------------------------------------
@@ -202,20 +179,3 @@ def remat_bytes(width: int, hidden: int, layers: int
     remat = arithmetic.worked(r"m_\text{remat}", "(L * w + 2 * h) * b",
                               unit="kB", per_unit=1e3, **sizes)
     return plain, remat
-
-
-def remat_verdict(compiled: pd.DataFrame, products: tuple[Worked, Worked],
-                  memory: tuple[Worked, Worked], where: str) -> str:
-    """XLA's compiled products and bytes per example (rows ``remat``
-    False and True, as `transforms.remat_on_gpu` gives them) against the
-    predictions."""
-    dots = [int(compiled.loc[flag, "dots"]) for flag in (False, True)]
-    wanted = [round(w.value) for w in products]
-    said = ("exactly as predicted" if dots == wanted else
-            f"against {wanted[0]} and {wanted[1]} predicted")
-    per_example = [compiled.loc[flag, "bytes per example"] / m.value
-                   for flag, m in zip((False, True), memory)]
-    return (f"{where}, the plain and checkpointed gradients compile to "
-            f"{dots[0]} and {dots[1]} matrix products, {said}; each "
-            f"example adds {per_example[0]:.2f} and {per_example[1]:.2f} "
-            "times the predicted bytes to the step's peak.")

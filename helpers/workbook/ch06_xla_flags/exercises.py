@@ -14,6 +14,7 @@ import jax
 
 from helpers.grading.answer_forms import as_mapping, describe
 from helpers.grading.exercises import Exercise, Outcome, learner_error
+from helpers.page.prose import counted
 from helpers.workbook.ch06_xla_flags.flag_runs import reduction_program
 from helpers.xla import hlo, xla_flags
 
@@ -45,8 +46,8 @@ def _own_fusions(make_options: Callable[[], dict[str, Any]]) -> Outcome:
         return learner_error(name, err, hint)
     kinds = hlo.launch_summary(text)["fusion kinds"]
     if kinds.get("kCustom") or not kinds.get("kLoop"):
-        return Outcome(name, "fail", f"fusion kinds: {kinds}", hint)
-    return Outcome(name, "pass", f"fusion kinds: {kinds}")
+        return Outcome(name, "fail", f"fusions: {counted(kinds)}", hint)
+    return Outcome(name, "pass", f"fusions: {counted(kinds)}")
 
 
 find_the_option = Exercise(
@@ -106,7 +107,7 @@ def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
     except Exception as err:
         return learner_error(name, err, hint)
     other, own = as_mapping(other), as_mapping(own)
-    found = f"{neutral}: {other}; {both!r}: {own}"
+    found = f"{neutral}: {counted(other)}; '{both}': {counted(own)}"
     if "kCustom" in own or "kLoop" not in own:
         return Outcome(name, "fail", found, hint)
     if "kCustom" not in other:

@@ -22,6 +22,8 @@ from helpers.measuring import device_time
 from helpers.xla import fresh_process, hlo
 
 SIZES = {"cpu": 256, "gpu": 4096}
+# The small-kernel loop's trip count.
+LOOP_STEPS = 100
 
 
 def _matmul_epilogue(n: int) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
@@ -34,14 +36,14 @@ def _matmul_epilogue(n: int) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
 
 
 def _small_kernels(n: int) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
-    """A loop of 100 steps of a few tiny kernels each: launch-bound, the
-    case command buffers (CUDA graphs) are for."""
+    """A loop of `LOOP_STEPS` steps of a few tiny kernels each:
+    launch-bound, the case command buffers (CUDA graphs) are for."""
     w = 0.5 * jnp.eye(8)
 
     def body(i: Any, x: jax.Array) -> jax.Array:
         return jnp.tanh(x @ w) + 0.1 * jnp.sin(x)
     x = jnp.ones((n // 32, 8))
-    return jax.jit(lambda x: jax.lax.fori_loop(0, 100, body, x)), (x,)
+    return jax.jit(lambda x: jax.lax.fori_loop(0, LOOP_STEPS, body, x)), (x,)
 
 
 def reduction_program(n: int
@@ -101,6 +103,55 @@ def modules_on_gpu(name: str, settings: dict[str, dict[str, Any]]
     return {label: module_digest(crosscompile.compile_for_gpu(
         fn, *shapes, compiler_options=options).as_text() or "")
         for label, options in settings.items()}
+
+
+def loop_body_on_gpu(name: str) -> dict[str, Any]:
+    """How XLA:GPU launches program ``name``'s loop body on an H100, read
+    from its thunk sequence (run through `helpers.xla.crosscompile.run`):
+    the body's operations (kernels and copies, inside a graph or not),
+    whether it runs as one CUDA graph, and the fewest operations XLA:GPU
+    puts into a graph (``--xla_gpu_graph_min_graph_size``, as compiled).
+    """
+    import tempfile
+    from pathlib import Path
+
+    from helpers.xla import crosscompile, xla_dump
+    fn, args = PROGRAMS[name](SIZES["gpu"])
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
+    with tempfile.TemporaryDirectory() as folder:
+        compiled = crosscompile.compile_for_gpu(
+            fn, *shapes, compiler_options={"xla_dump_to": folder})
+        dump = xla_dump.Dump(Path(folder), compiled)
+        sequence = dump.thunk_sequence()
+        fewest = dump.debug_options().get("xla_gpu_graph_min_graph_size")
+    bodies = xla_dump.loop_bodies(sequence)
+    if len(bodies) != 1:
+        raise ValueError(f"{name} has {len(bodies)} loops; one expected.")
+    return {"body operations": body_operations(sequence),
+            "body is a CUDA graph": bodies[0].in_graph,
+            "fewest in a graph": int(str(fewest))}
+
+
+def body_operations(sequence: list[str]) -> int:
+    """The operations of a thunk sequence's one loop body, at any depth:
+    a graph (``kCommandBuffer``) counts by what it holds.
+
+    Example:
+        >>> body_operations(["kWhile", "condition:", "    kCustomKernel c",
+        ...                  "  body:", "    kCommandBuffer",
+        ...                  "        kCustomKernel a", "        kCopy",
+        ...                  "kCopy"])
+        2
+    """
+    at = next(i for i, line in enumerate(sequence) if line.strip() == "body:")
+    depth = len(sequence[at]) - len(sequence[at].lstrip())
+    count = 0
+    for line in sequence[at + 1:]:
+        if len(line) - len(line.lstrip()) <= depth:
+            break
+        count += not line.strip().startswith("kCommandBuffer") \
+            and not line.rstrip().endswith(":")
+    return count
 
 
 def in_child(name: str, xla_flags: str = "",

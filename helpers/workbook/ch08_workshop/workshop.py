@@ -211,16 +211,18 @@ def timed_on_gpu(junit: Path) -> dict[str, str]:
     each solution fared: ``{'2.1': 'passed', ...}`` from a JUnit file of
     ``tests/gpu`` (`tests/gpu/test_workshop_on_gpu.py`, one test per timed
     exercise, named by its number); empty when the file is missing."""
-    from helpers.measuring import recorded
+    from helpers.measuring import gpu_test_run
     prefix = GPU_TIMED_TEST + "["
     return {case["name"][len(prefix):-1]: case["outcome"]
-            for case in recorded.test_cases(junit)
+            for case in gpu_test_run.cases(junit)
             if case["name"].startswith(prefix)}
 
 
-def timed_sentence(fared: dict[str, str]) -> str | None:
-    """`timed_on_gpu`'s result in a sentence; None when no GPU run graded
-    a time target."""
+def timed_sentence(fared: dict[str, str], device: str | None = None
+                   ) -> str | None:
+    """`timed_on_gpu`'s result in a sentence, naming the GPU that graded
+    it where the run recorded one; None when no GPU run graded a time
+    target."""
     if not fared:
         return None
     from helpers.page.prose import and_list
@@ -230,9 +232,10 @@ def timed_sentence(fared: dict[str, str]) -> str | None:
     else:
         outcome = "; ".join(f"the solution of {n} {f}"
                             for n, f in sorted(fared.items()))
+    where = f" on the {device}" if device else ""
     return (f"The last GPU test run kept with the book "
-            f"(`recorded/test-gpu-junit.xml`) graded the time targets of "
-            f"exercises {numbers}: {outcome}.")
+            f"(`recorded/test-gpu-junit.xml`){where} graded the time "
+            f"targets of exercises {numbers}: {outcome}.")
 
 
 def kit_table(preflight: pd.DataFrame) -> pd.DataFrame:
@@ -258,7 +261,7 @@ def kit_not_graded(preflight: pd.DataFrame) -> pd.DataFrame:
 
 
 def _number(title: str) -> str:
-    """'2.1' of 'Exercise 2.1: K=25 at kInput speed'."""
+    """'2.1' of 'Exercise 2.1: K=25 through the reduction emitter'."""
     return title.split(":")[0].removeprefix("Exercise ").strip()
 
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import nbformat
 import pandas as pd
 
-from helpers.measuring import recorded
+from helpers.measuring import gpu_test_run, recorded
 from helpers.page import prose
 
 MISSING = prose.MISSING  # what glue_text writes for a missing number
@@ -39,6 +39,9 @@ class Goal:
         labels: what each value is, in words, for the table (one per name).
         recording: the reference GPU's recording the values come from,
             or None when the chapter measures them where it runs.
+        elsewhere: given another GPU's data of that recording, the goal's
+            verdict there and its numbers, e.g. ``'not met (68%, 67%)'``
+            (None: the goal is judged on the reference GPU only).
     """
 
     chapter: str
@@ -47,6 +50,7 @@ class Goal:
     met: Callable[[dict[str, str]], bool]
     labels: tuple[str, ...]
     recording: str | None = None
+    elsewhere: Callable[[dict[str, Any]], str | None] | None = None
 
     def __post_init__(self) -> None:
         if len(self.labels) != len(self.names):
@@ -63,19 +67,46 @@ def _percent(text: str) -> float:
         return float("nan")
 
 
+def _back_to_back_elsewhere(data: dict[str, Any]) -> str | None:
+    """Chapter 1's goal read from another GPU's recording."""
+    from helpers.workbook.ch01_measuring import verdicts
+    ratio = verdicts.back_to_back_agreement(data)
+    if ratio is None:
+        return None
+    met = abs(ratio - 1) <= verdicts.AGREEMENT
+    return f"{'met' if met else 'not met'} ({ratio:.3f})"
+
+
+def _fixes_elsewhere(data: dict[str, Any]) -> str | None:
+    """Chapter 2's goal read from another GPU's recording: the best
+    version's slowest K in float32 and float64, of that GPU's own copy
+    ceiling."""
+    from helpers.workbook.ch02_fusion import verdicts
+    if not verdicts.by_device_clock(data):
+        return None
+    report = verdicts.goal_report(verdicts.table(data))
+    shares = [verdicts.best(report, dtype)[1]
+              for dtype in ("float32", "float64")]
+    met = min(shares) >= verdicts.GOAL
+    return (f"{'met' if met else 'not met'} ("
+            + ", ".join(verdicts.percent(share) for share in shares) + ")")
+
+
 GOALS = [
     Goal("01_measuring", "on the reference GPU, a large array's calls "
          "timed back to back agree with its device time within 5%",
          ("gpu_back_to_back_vs_device",),
          lambda v: abs(float(v["gpu_back_to_back_vs_device"]) - 100) <= 5,
-         ("back-to-back time, % of device time",), "01_measuring/summary"),
+         ("back-to-back time, % of device time",), "01_measuring/summary",
+         _back_to_back_elsewhere),
     Goal("02_fusion", "at least 85% of the copy bandwidth for every K in "
          "10..50, float32 and float64 (best version)",
          ("gpu_worst_float32", "gpu_worst_float64"),
          lambda v: all(_percent(v[f"gpu_worst_{dtype}"]) >= 85
                        for dtype in ("float32", "float64")),
          ("float32, slowest K by device time",
-          "float64, slowest K by device time"), "02_fusion/fixes"),
+          "float64, slowest K by device time"), "02_fusion/fixes",
+         _fixes_elsewhere),
     Goal("03_launches", "by device time, one chain of the 8000-step loop "
          "no slower than the CPU, and 10,000 chains at least 50 times as "
          "fast", ("one_chain_ratio", "many_chain_ratio"),
@@ -178,9 +209,20 @@ def _run(goal: Goal, notebook: Path) -> str:
             f"{str(where['date'])[:10]} (recorded)")
 
 
+def on_other_gpus(goal: Goal) -> str:
+    """The goal's verdict on each other GPU that recorded its numbers,
+    e.g. ``'NVIDIA H200: not met (68%, 67%)'``; '—' where none did."""
+    if goal.recording is None or goal.elsewhere is None:
+        return "—"
+    said = [f"{result.device}: {verdict}"
+            for result in recorded.other_gpus(goal.recording)
+            if (verdict := goal.elsewhere(result.data)) is not None]
+    return "; ".join(said) or "—"
+
+
 def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
     """One row per goal: the goal, the glued values, the run that produced
-    them and the verdict."""
+    them, the verdict, and the verdict on other recorded GPUs."""
     rows = []
     for goal in GOALS:
         path = chapters / f"{goal.chapter}.ipynb"
@@ -188,7 +230,8 @@ def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
         rows.append({"chapter": goal.chapter, "goal": goal.goal,
                      "measured": _measured(goal, values),
                      "measured on": _run(goal, path),
-                     "verdict": judge(goal, values)})
+                     "verdict": judge(goal, values),
+                     "on other GPUs": on_other_gpus(goal)})
     return pd.DataFrame(rows).set_index("chapter")
 
 
@@ -208,13 +251,14 @@ def strict_run(junit: Path) -> dict[str, str] | None:
     keys = ("tests", "failures", "errors", "skipped", "timestamp",
             "hostname")
     run = {key: suite.get(key, "") for key in keys}
-    cases = recorded.test_cases(junit)
+    cases = gpu_test_run.cases(junit)
     # nbval names a notebook's cells by the notebook's file
     notebooks = {c["file"] or c["classname"] for c in cases
                  if ".ipynb" in (c["file"] or c["classname"])}
     run["notebooks checked strictly"] = str(len(notebooks))
     run["failed"] = ", ".join(c["name"] for c in cases
                               if c["outcome"] == "failed")
+    run["device"] = gpu_test_run.device(junit) or ""
     return run
 
 
@@ -229,7 +273,9 @@ def run_in_words(run: dict[str, str] | None) -> str:
               for key in ("tests", "failures", "errors", "skipped")}
     failed = counts["failures"] + counts["errors"]
     passed = counts["tests"] - failed - counts["skipped"]
-    text = (f"The last GPU test run ({run['timestamp'][:10] or 'undated'})"
+    when = run["timestamp"][:10] or "undated"
+    where = f", on the {run['device']}" if run.get("device") else ""
+    text = (f"The last GPU test run ({when}{where})"
             f": {counts['tests']} tests, {passed} passed, "
             f"{counts['skipped']} skipped and {failed} failed"
             + (f" ({run['failed']})." if run["failed"] else "."))
@@ -237,9 +283,9 @@ def run_in_words(run: dict[str, str] | None) -> str:
     if notebooks:
         return text + (f" It compared {notebooks} notebook"
                        f"{'' if notebooks == 1 else 's'} strictly.")
-    return text + (" It compared no notebooks strictly: a GPU visit's check "
-                   "of a notebook is executing it, which stops at the "
-                   "first cell that fails.")
+    return text + (" It compared no notebook's stored outputs with a fresh "
+                   "run's: each chapter was checked by executing it on the "
+                   "GPU, which stops at the first cell that fails.")
 
 
 if __name__ == "__main__":

@@ -87,14 +87,18 @@ def _compilations(fn: Any, calls: list[tuple[Any, ...]]) -> int:
 
 
 def summary(gpu: bool = True) -> list[dict[str, Any]]:
-    """One row per case: the pattern, whether the checker finds it in the
-    slow version and anything slow in the fixed one."""
+    """One row per case: the pattern (as the checker's report names it),
+    whether the checker finds it in the slow version, and what it finds
+    in the fixed one."""
+    from helpers.examine.findings import PATTERNS
     rows = []
     for name, case in CASES.items():
         slow, fixed = reports(case, gpu)
-        rows.append({"pattern": name,
-                     "found in the slow version": name in slow.patterns,
-                     "found in the fixed version": ", ".join(fixed.patterns)
+        rows.append({"pattern": PATTERNS[name].title,
+                     "found in the slow version":
+                         "yes" if name in slow.patterns else "no",
+                     "found in the fixed version": ", ".join(
+                         PATTERNS[p].title for p in fixed.patterns)
                      or "nothing"})
     return rows
 
@@ -236,7 +240,18 @@ def precision_on_gpu(claims_data: dict[str, Any], gpu: str) -> str:
     big = table[table["n"] == table["n"].max()].set_index("precision")
     default = big.loc["float32, default precision", "rel error"]
     highest = big.loc["float32, precision='highest'", "rel error"]
-    return (f"On the {gpu}, chapter 5 measured a float32 product of n = "
-            f"{table['n'].max()} with a relative error of {default:.1e} at "
-            f"the default precision and {highest:.1e} with "
-            f"`precision='highest'`, {default / highest:.0f} times less.")
+    return (f"In chapter 5's recording on the {gpu}, a float32 product of "
+            f"n = {table['n'].max()} had a relative error of "
+            f"{_millionths(default)} millionths at the default precision "
+            f"and {_millionths(highest)} with `precision='highest'`, "
+            f"{default / highest:.0f} times less.")
+
+
+def _millionths(error: float) -> str:
+    """A relative error in millionths, without an exponent.
+
+    Example:
+        >>> _millionths(2.9e-4), _millionths(8.1e-7)
+        ('290', '0.81')
+    """
+    return f"{error * 1e6:.2g}" if error < 1e-4 else f"{error * 1e6:.0f}"

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 
-# --- 2.1 K=25 at kInput speed ---------------------------------------------
+# --- 2.1 K=25 through the reduction emitter ---------------------------------
 
 def bmv_einsum(a, b):
     return jnp.einsum("...ik,...kj->...ij", a, b)

@@ -1,0 +1,247 @@
+"""Chapter 5's sentences on the GPU's numbers and on this machine's clocks:
+each is computed from the data, so when the data flips, the sentence
+does."""
+
+import copy
+
+import pandas as pd
+import pytest
+
+from helpers.measuring.recorded import Result
+from helpers.workbook.ch05_transformations import (claims, clocks,
+                                                   predictions, reference)
+
+LOOP, INSIDE = claims.LOOP, claims.INSIDE
+
+
+def _data():
+    """A recording of `claims.measure`'s shape, with round numbers."""
+    return {
+        "sizes": claims.GPU_SIZES,
+        "retraces": list(claims.EXPECTED_RETRACES),
+        "compile_vs_run": {"first call s": 1.3, "later calls s": 1e-4},
+        "donation": {"kept": {"aliased outputs": 0, "live MB": 268.4,
+                              "old params deleted": False},
+                     "donated": {"aliased outputs": 2, "live MB": 134.2,
+                                 "old params deleted": True}},
+        "vmap": {"batch": [256] * 3, "version": [LOOP, INSIDE, "vmap"],
+                 "kernels": [1536, 1036, 6], "ms": [20.0, 2.0, 0.1],
+                 "device ms": [30.0, 1.5, 0.01],
+                 "kernel ms": [4.0, 1.6, 0.01]},
+        "scan": {"length": [64, 64, 256, 256],
+                 "version": ["scan", "unrolled"] * 2,
+                 "compile ms": [100.0, 300.0, 100.0, 1000.0],
+                 "run ms": [1.0, 0.3, 4.0, 1.0],
+                 "run device ms": [1.0, 0.3, 4.0, 1.0],
+                 "run kernel ms": [0.3, 0.3, 1.0, 1.0]},
+        "remat": {"remat": [False, True], "temp MB": [1000.0, 400.0],
+                  "ms": [5.0, 6.0], "device ms": [5.0, 6.0],
+                  "kernel ms": [5.0, 6.0], "dots": [35, 41]},
+        "forward": {"version": ["value_and_grad(has_aux=True), one jit",
+                                "loss and grad, two jitted calls",
+                                "loss and grad separately, one jit"],
+                    "dots": [5, 7, 5], "ms": [0.2, 0.3, 0.25],
+                    "device ms": [0.1, 0.2, 0.1],
+                    "kernel ms": [0.1, 0.15, 0.1]},
+        "precision": {"n": [8192] * 3,
+                      "precision": [claims.HIGHEST, claims.DEFAULT,
+                                    claims.BFLOAT16],
+                      "rel error": [8e-7, 3e-4, 2.9e-3],
+                      "ms": [22.0, 3.0, 2.0], "device ms": [21.0, 3.0, 2.0],
+                      "kernel ms": [21.0, 3.0, 2.0],
+                      "TFLOP/s": [50.0, 380.0, 550.0]}}
+
+
+def test_times_reads_as_prose():
+    assert [claims.times(r) for r in (0.386, 3.74, 197.5, 12962.0)] == [
+        "0.39", "3.74", "198", "12,962"]
+
+
+def test_the_jit_finding_is_words_and_flips_with_the_retraces():
+    data = _data()
+    found = claims.findings(data)[claims.JIT]
+    assert found == ("retraced on exactly the 4 expected calls; first "
+                     "call 13,000 times a later one", "holds")
+    data["retraces"][1] = True  # new values retraced: a broken cache
+    found = claims.findings(data)[claims.JIT]
+    assert found.verdict == "does not hold"
+    assert found.summary.startswith("retraced on 5 of 7 calls")
+
+
+def test_donation_says_what_was_freed_against_the_old_parameters():
+    data = _data()
+    said = reference.donation(data, "H100", 2)
+    assert said == ("On the H100 the donated step wrote its 2 new weight "
+                    "matrices into the old ones' buffers, and 134 MB fewer "
+                    "bytes were alive after it than after the plain step, "
+                    "the old parameters' size within 1%: the claim holds.")
+    data["donation"]["donated"].update({"aliased outputs": 1,
+                                        "live MB": 201.3})
+    said = reference.donation(data, "H100", 2)
+    assert "reused the old buffers for 1 of its 2" in said
+    assert "0.50 times the old parameters' 134 MB" in said
+
+
+def test_vmap_names_its_clock_and_reads_the_loop_against_the_host_part():
+    data = _data()
+    said = reference.vmap(data, "H100", 18e-3)
+    assert said.startswith("On the H100, at a batch of 256, `vmap` took "
+                           "0.100 ms by the wall clock; the loop inside `jit` "
+                           "took 20 times as long and the loop of jitted "
+                           "calls 200 times, so the claim holds.")
+    assert "busy for 20% of its time" in said
+    assert "1.11 times the 18 ms predicted" in said
+    assert "sets the loop's pace" in said
+    assert "more than a call's host part" in reference.vmap(data, "H", 8e-3)
+    assert "less host time" in reference.vmap(data, "H", 40e-3)
+    data["vmap"]["ms"] = [20.0, 0.05, 0.1]  # the loop inside jit wins
+    assert "so the claim holds only in part" in reference.vmap(data, "H")
+
+
+def test_scan_trades_run_time_for_compile_time_or_not():
+    data = _data()
+    said = reference.scan(data, "H100")
+    assert "took 10 times as long as the scan to compile" in said
+    assert "ran 4.00 times as fast by the wall clock (1 ms against 4 ms)" \
+        in said
+    assert said.endswith("So the claim holds only in part: scan saves "
+                         "compile time and costs run time.")
+    data["scan"]["run ms"] = [1.0, 1.5, 4.0, 6.0]
+    said = reference.scan(data, "H100")
+    assert "ran 1.50 times as long by the wall clock" in said
+    assert "clocks disagree" in said  # the span still has unrolled faster
+    assert said.endswith("So the claim holds.")
+
+
+def test_scan_run_range_is_said_once_with_the_host_part_taken_off():
+    data = _data()
+    low, high = predictions.scan_run_range(
+        256, pd.Series([6e-6, 20e-6]), 60e-6)
+    said = reference.scan(data, "H100", (low, high), 60e-6)
+    assert ("The scan's 4 ms lie inside the range chapter 3's loop steps "
+            "predict: 15.4 µs a step once the call's host part is taken "
+            "off") in said
+
+
+def test_remat_reads_memory_products_and_time_and_flips():
+    data = _data()
+    assert reference.remat(data, "H100") == (
+        "On the H100, checkpointing every block took the step's temporary "
+        "memory from 1000 MB to 400 MB, 0.40 times as much, for 6 more "
+        "matrix products and 1.20 times the time by the wall clock: the "
+        "claim holds.")
+    data["remat"]["dots"] = [35, 35]
+    said = reference.remat(data, "H100")
+    assert "merged the recomputation away" in said
+    assert said.endswith("the claim does not hold.")
+
+
+def _compiled(temp=(889.0, 319.0)):
+    return pd.DataFrame({"remat": [False, True], "temp MB": list(temp),
+                         "dots": [35, 41], "bytes per example":
+                         [233472.0, 49152.0]}).set_index("remat")
+
+
+def _reference(data, jaxlib="0.11.2"):
+    return Result("05_transformations/claims", "recorded", data,
+                  {"device": "H100", "jaxlib": jaxlib})
+
+
+def test_remat_compiled_here_is_reconciled_with_the_gpus_own_compile():
+    memory = predictions.remat_bytes(1024, 4096, 6)
+    products = predictions.remat_products(6)
+    sizes = claims.GPU_SIZES["remat"]
+    said = reference.remat_compiled(_compiled(), products, memory, sizes)
+    assert "hold 35 and 41 matrix products, exactly as predicted" in said
+    assert "a batch about 4.8 times as large fits" in said
+    assert "0.36 times as much." in said and "H100's" not in said
+    said = reference.remat_compiled(_compiled(), products, memory, sizes,
+                                    _reference(_data()), "0.10.2")
+    assert "The H100's run above found 0.40 times (1000 MB and 400 MB) " \
+        "instead" in said
+    assert "the H100's by jaxlib 0.11.2, this one by jaxlib 0.10.2" in said
+    same = reference.remat_compiled(_compiled(), products, memory, sizes,
+                                    _reference(_data(), "0.10.2"), "0.10.2")
+    assert "both by jaxlib 0.10.2" in same
+    agree = reference.remat_compiled(_compiled((1000.0, 400.0)), products,
+                                     memory, sizes, _reference(_data()),
+                                     "0.10.2")
+    assert "found the same, 0.40 times" in agree and "jaxlib" not in agree
+    other = reference.remat_compiled(_compiled(), products, memory,
+                                     (512, 2048, 1024), _reference(_data()))
+    assert other.endswith("measured other sizes, so its temporary memory "
+                          "is not compared here.")
+
+
+def test_forward_and_precision_say_each_number_once():
+    data = _data()
+    assert reference.forward(data, "H100") == (
+        "On the H100, `value_and_grad` compiled to 5 matrix products "
+        "against 7 for the two calls (5 when both are inside one `jit`), "
+        "and the two calls took 1.50 times as long by the wall clock, 1.50 "
+        "times counting only the kernels: the claim holds.")
+    said = reference.precision(data, "H100", 2.0)
+    assert said.count("1.50") == 1
+    assert said.endswith("the claim holds only in part. That is 75% of the "
+                         "speed-up of 2 the peak rates predict.")
+    assert "by the device's clock" in said and "0.29%" in said
+    data["precision"]["device ms"] = [21.0, 3.0, 1.4]
+    said = reference.precision(data, "H100", 2.0)
+    assert said.endswith("the claim holds. That reaches the speed-up of 2 "
+                         "the peak rates predict.")
+
+
+def test_differences_name_the_claims_whose_verdicts_differ():
+    gpu, here = _data(), _data()
+    assert claims.differences(here, gpu).startswith("Every claim gets")
+    here["remat"]["dots"] = [35, 35]
+    here["precision"]["device ms"] = [1.0, 1.0, 2.0]
+    said = claims.differences(here, gpu)
+    assert said.startswith("Two claims come out differently on this "
+                           "machine:\n\n- *remat trades compute for memory* "
+                           "does not hold here: the compiler merged the "
+                           "recomputation away; temporary memory 0.40 "
+                           "times.\n")
+    assert said.endswith("\n- *bf16 matmuls: fast, and accurate enough* "
+                         "does not hold here: 0.50 times as fast as default "
+                         "float32, relative error 0.29%.")
+
+
+def test_the_clock_note_counts_spans_over_the_wall_time():
+    data = _data()
+    note = clocks.clock_note(data, on_cpu=True)
+    assert "XLA:CPU's compiled steps (thunks)" in note
+    assert ("So in 1 of this run's 15 timed rows (in the vmap table) the "
+            "span exceeds the wall time, by up to 1.50 times") in note
+    assert "on several threads" in note  # the loop inside jit's kernels
+    calm = copy.deepcopy(data)
+    calm["vmap"]["device ms"] = [3.0, 1.6, 0.01]
+    note = clocks.clock_note(calm, on_cpu=False)
+    assert "exceeds the wall time" not in note and "thunks" not in note
+    assert "on several streams" in note
+
+
+def test_scan_clocks_say_when_they_disagree():
+    data = _data()
+    assert clocks.scan_clocks(data, "Here") == (
+        "Here, at 256 steps, the unrolled loop ran 0.25 times the scan's "
+        "time by the wall clock, the clock the verdict at the end of the "
+        "chapter uses, and 0.25 times by the span.")
+    data["scan"]["run ms"] = [1.0, 1.5, 4.0, 6.0]
+    said = clocks.scan_clocks(data, "Here")
+    assert "1.50 times the scan's time by the wall clock" in said
+    assert said.endswith("but 0.25 times by the span: the two clocks "
+                         "disagree on which version is faster, so at these "
+                         "sizes neither is clearly faster.")
+
+
+def test_shown_tables_have_words_not_reprs():
+    table = pd.DataFrame(_data()["remat"]).set_index("remat")
+    shown = claims.shown(table)
+    assert list(shown.index) == ["no", "yes"]
+    assert "wall ms" in shown and "matrix products" in shown
+    precision = claims.shown(_data()["precision"])
+    assert precision["relative error, millionths"].tolist() == \
+        pytest.approx([0.8, 300.0, 2900.0])
+    donation = claims.shown(_data()["donation"])
+    assert donation.loc["old params deleted"].tolist() == ["no", "yes"]
