@@ -129,7 +129,7 @@ def run(chapters: list[str], out: Path, budget_s: float, *,
     (staging / "notebooks").mkdir(exist_ok=True)
     times = last_times() if times is None else times
     log = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-           "budget_s": budget_s, "chapters": []}
+           "device": _gpu_name(), "budget_s": budget_s, "chapters": []}
     start = time.monotonic()
     for chapter in chapters:
         left = budget_s - (time.monotonic() - start)
@@ -152,6 +152,20 @@ def run(chapters: list[str], out: Path, budget_s: float, *,
         _save_log(staging, log)
     pack(staging, out / ARCHIVE)
     return log
+
+
+def _gpu_name() -> str | None:
+    """The GPU's name by nvidia-smi, or None without one. Not by JAX: a
+    JAX backend started in this process would take the GPU's memory from
+    the chapters it runs."""
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=name",
+                               "--format=csv,noheader"], capture_output=True,
+                              text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = done.stdout.strip().splitlines()
+    return names[0].strip() if done.returncode == 0 and names else None
 
 
 def _execute(chapter: str, staging: Path, timeout: float,
@@ -282,11 +296,13 @@ def unpack(archive: Path, recorded_root: Path | None = None,
 
 
 def _update_history(path: Path, log: dict) -> None:
-    """Each chapter's latest successful run, for `plan`'s expected times:
-    the chapters this visit ran well replace their earlier entries, the
-    others keep theirs (a visit may take several archives)."""
+    """Each chapter's latest successful run, with the GPU it ran on, for
+    `plan`'s expected times and the workshop's agenda: the chapters this
+    visit ran well replace their earlier entries, the others keep theirs
+    (a visit may take several archives)."""
     runs = json.loads(path.read_text())["chapters"] if path.exists() else []
-    fresh = {e["chapter"]: e for e in log["chapters"] if e["status"] == "ok"}
+    fresh = {e["chapter"]: {**e, "device": log.get("device")}
+             for e in log["chapters"] if e["status"] == "ok"}
     kept = [e for e in runs if e["chapter"] not in fresh]
     path.write_text(json.dumps({"chapters": kept + list(fresh.values())},
                                indent=1) + "\n")

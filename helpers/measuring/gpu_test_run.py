@@ -21,7 +21,9 @@ def path() -> Path:
 def cases(junit: Path | None = None) -> list[dict[str, str]]:
     """Each test case of a pytest JUnit file (default: `path`): its
     ``name``, ``classname``, ``file`` and ``outcome`` ('passed', 'failed'
-    or 'skipped'); empty when the file is missing."""
+    or 'skipped'), and each property the test recorded
+    (``record_property``) under its own name; empty when the file is
+    missing."""
     junit = path() if junit is None else junit
     if not junit.exists():
         return []
@@ -30,8 +32,10 @@ def cases(junit: Path | None = None) -> list[dict[str, str]]:
         failed = case.find("failure") is not None or \
             case.find("error") is not None
         skipped = case.find("skipped") is not None
-        found.append({key: case.get(key, "")
-                      for key in ("name", "classname", "file")}
+        recorded = {prop.get("name", ""): prop.get("value", "")
+                    for prop in case.iter("property")}
+        found.append(recorded | {key: case.get(key, "")
+                                 for key in ("name", "classname", "file")}
                      | {"outcome": "failed" if failed else "skipped"
                         if skipped else "passed"})
     return found

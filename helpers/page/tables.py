@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:  # imported where used: pandas' Styler needs jinja2
@@ -29,11 +30,12 @@ def number(value: Any) -> str:
     scientific outside; a missing value (None, NaN) as a dash.
 
     A list or tuple (the custom calls of a module, say) reads as its items
-    joined by commas, and as "none" when empty.
+    joined by commas, and as "none" when empty; a truth value as "yes" or
+    "no".
 
     Example:
         >>> [number(v) for v in (1651.23, 18.75, 0.000285, 2.0e-7, 3, True)]
-        ['1651', '18.8', '0.000285', '2e-07', '3', 'True']
+        ['1651', '18.8', '0.000285', '2e-07', '3', 'yes']
         >>> [number(v) for v in (None, float("nan"), [], ["a", "b"])]
         ['—', '—', 'none', 'a, b']
     """
@@ -41,7 +43,9 @@ def number(value: Any) -> str:
         return MISSING_CELL
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value)) or "none"
-    if isinstance(value, (bool, int, str)):
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, str)):
         return str(value)
     try:
         value = float(value)

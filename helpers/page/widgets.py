@@ -22,6 +22,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from helpers.page.tables import number
+
 # A static page folds a whole table away only when it is short enough to
 # read; a bigger grid is left to the live widget.
 MAX_FOLDED_ROWS = 200
@@ -79,7 +81,7 @@ def explore(table: pd.DataFrame, controls: Sequence[str],
     def refresh(_: Any = None) -> None:
         setting = {c: p.value for c, p in pickers.items()}
         rows = matching_rows(table, setting)[show]
-        body = (rows.to_html(index=False, float_format="{:.4g}".format)
+        body = (rows.to_html(index=False, float_format=number)
                 if len(rows) else "<i>no measurement for this setting</i>")
         view.value = (f"<p>{html.escape(caption)}</p>" if caption else
                       "") + body
@@ -120,7 +122,7 @@ def _static_table(table: pd.DataFrame, pickers: dict[str, Any],
         for c, p in pickers.items())
     if len(table) <= MAX_FOLDED_ROWS:
         every_row = table[[*pickers, *show]].to_html(
-            index=False, float_format="{:.4g}".format)
+            index=False, float_format=number)
         rest = (f"<details><summary>All {len(table)} rows</summary>"
                 f"{every_row}</details>")
     else:

@@ -51,6 +51,32 @@ def test_chapter_times_add_reading_running_and_exercises(tmp_path):
         agenda.chapter_times(tmp_path, (_exercise("02_b", "core"),))
 
 
+def test_a_chapter_a_gpu_ran_is_timed_by_that_run(tmp_path):
+    import json
+    nbformat.write(_notebook(238, 30), tmp_path / "01_a.ipynb")
+    nbformat.write(_notebook(238, 30), tmp_path / "02_b.ipynb")
+    root = tmp_path / "recorded"
+    (root / "nvidia-h200" / "02_b").mkdir(parents=True)
+    (root / "nvidia-h200" / "02_b" / "r.json").write_text(json.dumps(
+        {"provenance": {"device": "NVIDIA H200", "date": "2026-11-26"}}))
+    log = tmp_path / "visit_log.json"
+    assert agenda.gpu_run_seconds(log, root) == {}
+    log.write_text(json.dumps({"chapters": [
+        {"chapter": "01_a", "status": "ok", "seconds": 120.0,
+         "device": "NVIDIA H100 80GB HBM3"},
+        {"chapter": "02_b", "status": "ok", "seconds": 60.0}]}))
+    runs = agenda.gpu_run_seconds(log, root)
+    assert runs == {"01_a": (120.0, "NVIDIA H100 80GB HBM3"),
+                    "02_b": (60.0, "NVIDIA H200")}
+    times = agenda.chapter_times(
+        tmp_path, (_exercise("01_a", "core"), _exercise("02_b", "core")),
+        gpu_seconds={"01_a": runs["01_a"]}).set_index("chapter")
+    assert times.loc["01_a", "run min"] == pytest.approx(2.0)
+    assert times.loc["01_a", "run on"] == "H100"
+    assert times.loc["02_b", "run min"] == pytest.approx(30.5 / 60)
+    assert times.loc["02_b", "run on"] == "here"
+
+
 def test_agenda_fits_the_session_and_sends_the_rest_home():
     times = pd.DataFrame({"chapter": ["a", "b", "c", "d"],
                           "block min": [50.0, 50.0, 100.0, 20.0]})

@@ -9,7 +9,8 @@ import pytest
 
 from helpers.measuring.recorded import Result
 from helpers.workbook.ch05_transformations import (claims, clocks,
-                                                   predictions, reference)
+                                                   precision, predictions,
+                                                   reference)
 
 LOOP, INSIDE = claims.LOOP, claims.INSIDE
 
@@ -153,7 +154,9 @@ def test_remat_compiled_here_is_reconciled_with_the_gpus_own_compile():
     sizes = claims.GPU_SIZES["remat"]
     said = reference.remat_compiled(_compiled(), products, memory, sizes)
     assert "hold 35 and 41 matrix products, exactly as predicted" in said
-    assert "a batch about 4.8 times as large fits" in said
+    # A prediction from XLA's count, not a batch tried on the GPU.
+    assert ("By XLA's count of the step's peak, a batch about 4.8 times as "
+            "large should fit in the same memory.") in said
     assert "0.36 times as much." in said and "H100's" not in said
     said = reference.remat_compiled(_compiled(), products, memory, sizes,
                                     _reference(_data()), "0.10.2")
@@ -182,13 +185,18 @@ def test_forward_and_precision_say_each_number_once():
         "times counting only the kernels: the claim holds.")
     said = reference.precision(data, "H100", 2.0)
     assert said.count("1.50") == 1
-    assert said.endswith("the claim holds only in part. That is 75% of the "
-                         "speed-up of 2 the peak rates predict.")
-    assert "by the device's clock" in said and "0.29%" in said
+    assert ("the claim holds only in part. That is 75% of the speed-up of 2 "
+            "the peak rates predict.") in said
+    assert "by device time" in said and "0.29%" in said
+    # Float32's own two precisions, with both errors as numbers.
+    assert said.endswith("Float32 itself ran 7.00 times as fast at the "
+                         "default precision as at 'highest' (3 ms against "
+                         "21 ms by device time), for a relative error of 300 "
+                         "millionths against 0.8, 375 times as large.")
     data["precision"]["device ms"] = [21.0, 3.0, 1.4]
     said = reference.precision(data, "H100", 2.0)
-    assert said.endswith("the claim holds. That reaches the speed-up of 2 "
-                         "the peak rates predict.")
+    assert ("the claim holds. That reaches the speed-up of 2 the peak rates "
+            "predict.") in said
 
 
 def test_differences_name_the_claims_whose_verdicts_differ():
@@ -202,23 +210,32 @@ def test_differences_name_the_claims_whose_verdicts_differ():
                            "does not hold here: the compiler merged the "
                            "recomputation away; temporary memory 0.40 "
                            "times.\n")
-    assert said.endswith("\n- *bf16 matmuls: fast, and accurate enough* "
-                         "does not hold here: 0.50 times as fast as default "
-                         "float32, relative error 0.29%.")
+    assert said.endswith("\n- *bf16 matmuls are fast, and accurate "
+                         "enough* does not hold here: 2.00 times as long as "
+                         "default float32 by device time, relative error "
+                         "0.29%.")
 
 
 def test_the_clock_note_counts_spans_over_the_wall_time():
     data = _data()
-    note = clocks.clock_note(data, on_cpu=True)
+    data["platform"] = "cpu"
+    note = clocks.clock_note(data)
     assert "XLA:CPU's compiled steps (thunks)" in note
     assert ("So in 1 of this run's 15 timed rows (in the vmap table) the "
             "span exceeds the wall time, by up to 1.50 times") in note
     assert "on several threads" in note  # the loop inside jit's kernels
     calm = copy.deepcopy(data)
+    assert note.endswith("Every verdict on this machine's numbers "
+                         "therefore reads the wall clock, the clock the "
+                         "profiler does not slow.")
     calm["vmap"]["device ms"] = [3.0, 1.6, 0.01]
-    note = clocks.clock_note(calm, on_cpu=False)
+    calm["platform"] = "gpu"
+    note = clocks.clock_note(calm)
     assert "exceeds the wall time" not in note and "thunks" not in note
     assert "on several streams" in note
+    assert note.endswith("except bf16's, which reads the span: for one "
+                         "large matrix product it is the device's own time, "
+                         "without the host's part of the call.")
 
 
 def test_scan_clocks_say_when_they_disagree():
@@ -233,6 +250,10 @@ def test_scan_clocks_say_when_they_disagree():
     assert said.endswith("but 0.25 times by the span: the two clocks "
                          "disagree on which version is faster, so at these "
                          "sizes neither is clearly faster.")
+    data["platform"] = "cpu"  # where the profiler slows the span
+    assert clocks.scan_clocks(data, "Here").endswith(
+        "but 0.25 times by the span, which the profiler slows on this "
+        "machine, so the wall clock decides.")
 
 
 def test_shown_tables_have_words_not_reprs():
@@ -245,3 +266,65 @@ def test_shown_tables_have_words_not_reprs():
         pytest.approx([0.8, 300.0, 2900.0])
     donation = claims.shown(_data()["donation"])
     assert donation.loc["old params deleted"].tolist() == ["no", "yes"]
+
+
+def _on_cpu(bf16_ms, default_ms=2.0, highest_ms=1.6, same_error=True):
+    """`_data` as a CPU measures it: the profiler's span flatters bf16
+    (as on the page's CPU run), the wall clock says ``bf16_ms``."""
+    data = _data()
+    data["platform"] = "cpu"
+    data["precision"].update({
+        "n": [512] * 3,
+        "ms": [highest_ms, default_ms, bf16_ms],
+        "device ms": [1.5, 2.5, 1.7],
+        "rel error": [4e-7, 4e-7 if same_error else 3e-4, 2.4e-3]})
+    return data
+
+
+def test_bf16_here_reads_the_wall_clock_on_a_cpu_and_flips_with_it():
+    slow = _on_cpu(bf16_ms=3.0)
+    assert claims.bf16_clock(slow) == "ms"
+    assert claims.bf16_clock(_data()) == "device ms"  # a GPU's recording
+    found = claims.findings(slow)[claims.BF16]
+    # The span (2.5 against 1.7 ms) would have said 1.47 times as fast.
+    assert found == ("1.50 times as long as default float32 by the wall "
+                     "clock, relative error 0.24%", "does not hold")
+    said = precision.here(slow, "On this machine (cpu)")
+    assert said.startswith(
+        "On this machine (cpu), at n = 512, bf16 inputs took 1.50 times as "
+        "long as float32 at the default precision by the wall clock (3 ms "
+        "against 2 ms), with a relative error of 0.24%: the claim does not "
+        "hold here. A processor without bf16 matrix units gains nothing")
+    fast = _on_cpu(bf16_ms=1.0)
+    assert claims.findings(fast)[claims.BF16].verdict == "holds"
+    said = precision.here(fast, "On this machine (cpu)")
+    assert "bf16 inputs ran 2.00 times as fast as float32" in said
+    assert "the claim holds here." in said and "gains nothing" not in said
+
+
+def test_float32_precisions_say_when_they_are_the_same_arithmetic():
+    said = precision.float32_precisions(_on_cpu(bf16_ms=3.0))
+    assert said == (
+        "Float32 gave the same relative error at the default precision as "
+        "at 'highest', 0.4 millionths: this backend ran the same arithmetic "
+        "for both, so when the default took 1.25 times as long as "
+        "'highest' (2 ms against 1.60 ms by the wall clock), that was the "
+        "run's variation, not the precision's.")
+    close = precision.float32_precisions(_on_cpu(3.0, highest_ms=1.9))
+    assert close.endswith("and their times agree within 10% (2 ms against "
+                          "1.90 ms by the wall clock).")
+    tf32 = precision.float32_precisions(_on_cpu(3.0, same_error=False))
+    assert tf32.startswith("Float32 itself took 1.25 times as long at the "
+                           "default precision as at 'highest'")
+    assert tf32.endswith("300 millionths against 0.4, 750 times as large.")
+
+
+def test_the_claims_table_is_labelled_by_transformation_and_device():
+    table = claims.claims_table(_data(), _data(), "NVIDIA H100 80GB HBM3")
+    assert list(table.index) == ["jit", "donate_argnums", "vmap", "scan",
+                                 "remat", "value_and_grad", "bf16"]
+    assert table.loc["bf16", "claim"] == ("matmuls are fast, and accurate "
+                                          "enough")
+    assert "measured on the NVIDIA H100 80GB HBM3" in table
+    # Row labels do not wrap on the page: each is one short word.
+    assert max(len(label) for label in table.index) <= 16

@@ -2,8 +2,6 @@
 reader meets each flag: words and units, no dicts or powers of ten, and
 each sentence flips with its data."""
 
-import pandas as pd
-
 from helpers.workbook.ch06_xla_flags import readings, registry_page
 from helpers.xla import flag_registry
 
@@ -36,9 +34,12 @@ def test_the_medians_answer_which_fusion_is_faster_here():
     assert "no difference these medians can show" in close
 
 
-def pgle_run(on, median, wall, compilations):
-    return {"pgle": on, "compilations": compilations, "median s": median,
-            "wall s": wall, "spread": 0.02}
+def pgle_run(on, median, wall, compilations, wall_spread=None):
+    run = {"pgle": on, "compilations": compilations, "median s": median,
+           "wall s": wall, "spread": 0.02}
+    if wall_spread is not None:
+        run["wall spread"] = wall_spread
+    return run
 
 
 def test_the_pgle_table_says_on_and_off_in_the_unit_asked():
@@ -48,6 +49,11 @@ def test_the_pgle_table_says_on_and_off_in_the_unit_asked():
     assert list(shown["automatic PGLE"]) == ["off", "on"]
     assert shown.loc["with", "profiled span, µs"] == 427.0
     assert "wall clock, ms" in readings.pgle_table(runs, "ms").columns
+    assert "spread of the wall clock" not in shown.columns
+    for run in runs.values():
+        run["wall spread"] = 0.04
+    shown = readings.pgle_table(runs, "µs")
+    assert list(shown["spread of the wall clock"]) == ["4%", "4%"]
 
 
 def test_pgle_on_the_cpu_is_judged_against_a_second_process():
@@ -63,6 +69,32 @@ def test_pgle_on_the_cpu_is_judged_against_a_second_process():
     assert "no difference was expected" in readings.cpu_pgle(runs)
     del runs["without, again"]
     assert readings.cpu_pgle(runs) is None
+
+
+def test_a_cpu_span_longer_than_the_call_is_read_by_the_wall_clock():
+    # as on a CPU run: the span 2.5 times the call, shorter with PGLE, the
+    # wall clock longer with it
+    runs = {"without": pgle_run(False, 337e-6, 137e-6, 1, 0.05),
+            "without, again": pgle_run(False, 296e-6, 138e-6, 1, 0.05),
+            "with": pgle_run(True, 283e-6, 163e-6, 2, 0.05)}
+    text = readings.cpu_pgle(runs)
+    assert text.startswith("On this machine's CPU, without PGLE, the "
+                           "small-kernel loop's device span under the "
+                           "profiler, 337 µs, is 2.46 times its whole "
+                           "unprofiled call (137 µs by the wall clock)")
+    assert "0.84" not in text  # the span's ratio is not read
+    assert "with automatic PGLE it took 1.19 times the time without" in text
+    assert "larger than both: a real effect." in text
+    assert "whatever made the difference" in text
+    for run in runs.values():
+        run["wall spread"] = 0.25  # the wall times spread more than 19%
+    text = readings.cpu_pgle(runs)
+    assert "no larger than the larger of the two: no effect shown." in text
+    assert "no difference was expected" in text
+    runs["with"]["wall s"] = 138e-6
+    for run in runs.values():
+        del run["wall spread"]  # a run that kept no spread of them
+    assert "no larger than that: no effect shown." in readings.cpu_pgle(runs)
 
 
 TOC = """parts:
@@ -99,7 +131,7 @@ def test_a_flag_is_met_where_the_built_book_numbers_its_section():
                                    numbers) == registry_page.NOWHERE
 
 
-def test_the_registry_list_says_where_you_meet_each_flag(tmp_path):
+def test_the_registry_list_shows_the_flags_a_reader_meets(tmp_path):
     (tmp_path / "chapters").mkdir()
     (tmp_path / "_toc.yml").write_text(TOC)
     for stem, text in PAGES.items():
@@ -109,10 +141,39 @@ def test_the_registry_list_says_where_you_meet_each_flag(tmp_path):
     lines = dict(line.split(": ", 1) for line in shown.splitlines())
     assert lines["- `--xla_gpu_enable_command_buffer`"].endswith(
         "where you meet it: 1.2 and 2.2")
-    assert lines["- `--xla_dump_to`"].endswith("where you meet it: —")
-    does = registry.loc["--xla_dump_to", "what it does"]
-    assert lines["- `--xla_dump_to`"].startswith(
+    does = registry.loc["--xla_gpu_autotune_level", "what it does"]
+    assert lines["- `--xla_gpu_autotune_level`"].startswith(
         does[:1].upper() + does[1:].rstrip(".") + ". Default")
-    assert "used in" not in shown and "chapter" not in lines[
-        "- `--xla_dump_to`"]
-    assert isinstance(registry, pd.DataFrame)
+    # a flag no page names is not listed: the sentence says it instead
+    assert "- `--xla_dump_to`" not in lines and "—" not in shown
+    assert "used in" not in shown
+    unmet = registry_page.unmet(registry, tmp_path)
+    assert "--xla_dump_to" in unmet
+    assert "--xla_gpu_enable_command_buffer" not in unmet
+    assert len(lines) + len(unmet) == len(registry)
+
+
+def test_a_flag_no_page_names_is_traced_to_the_code_that_uses_it(tmp_path):
+    package = tmp_path / "helpers" / "workbook" / "ch06_flags"
+    package.mkdir(parents=True)
+    (package / "runs.py").write_text('OPTIONS = {"xla_dump_to": "/x"}\n')
+    (tmp_path / "helpers" / "tool.py").write_text("'--xla_dump_to=/y'\n")
+    numbers = registry_page.chapter_numbers(TOC)
+    assert registry_page.code_users("--xla_dump_to", tmp_path, numbers) == [
+        "`helpers.tool`", "chapter 2's code"]
+    assert registry_page.code_users("--xla_gpu_autotune_level", tmp_path,
+                                    numbers) == []
+
+
+def test_the_unmet_flags_are_said_in_one_sentence():
+    text = registry_page.unmet_sentence({
+        "--xla_a": ["chapter 7's code"], "--xla_b": ["chapter 7's code"],
+        "--xla_c": []})
+    assert text.startswith("The registry holds 3 more flags that no page "
+                           "names, left out of the list: chapter 7's code "
+                           "uses `--xla_a` and `--xla_b`; no code uses "
+                           "`--xla_c`. They stay registered")
+    one = registry_page.unmet_sentence({"--xla_c": []})
+    assert one.startswith("The registry holds 1 more flag that")
+    assert "It stays registered" in one
+    assert registry_page.unmet_sentence({}) is None

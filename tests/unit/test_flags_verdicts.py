@@ -3,7 +3,7 @@
 import pytest
 
 import first_visit
-from helpers.workbook.ch06_xla_flags import flag_runs, verdicts
+from helpers.workbook.ch06_xla_flags import clocks, flag_runs, verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
 
@@ -24,39 +24,63 @@ def effects(again, setting, module="aaa", compile_s=1.0):
 def test_the_first_recording_does_not_judge_what_it_could_not():
     data = first_visit.load("06_xla_flags/effects")["data"]
     text = verdicts.settings_story(data, GPU)
-    assert ("`--xla_gpu_triton_gemm_any=false` took 0.96 times the "
-            "default's time with the default's kinds and count of "
-            "kernels") in text
-    # no verdict of its own: the caveat says why, once
-    assert "beyond the noise" not in text and "stayed within" not in text
-    assert text.count("This recording ran the default once") == 1
+    # no verdict of its own: the caveat says why, once, then the only
+    # module evidence it has, the kernels
+    assert text.startswith(f"On the {GPU}, this recording ran the default "
+                           "once")
+    assert text.endswith("Every setting launched its default's kinds and "
+                         "count of kernels.")
+    assert "beyond the noise" not in text
+    assert text.count("ran the default once") == 1
     assert verdicts.noise(data, "matmul_epilogue") is None
     caveat = verdicts.unjudged(data, "matmul_epilogue")
     assert "ran the default once" in caveat and "no digest" in caveat
     assert verdicts.unjudged(effects(1.02, 1.0), "matmul_epilogue") is None
     shown = verdicts.settings_table(data)
-    assert set(shown["beyond noise"]) == {"—"}
-    assert set(shown["same module"]) == {"cannot tell"}
+    assert set(shown["measured"]) == {"—"}
+    assert set(shown["same HLO"]) == {"cannot tell"}
+    for entry in data["rows"]:
+        if entry["flags"] == "--xla_gpu_autotune_level=0":
+            entry["kernels"] = 5  # now unlike its default
+    assert ("`--xla_gpu_autotune_level=0` launched kinds or counts of "
+            "kernels unlike the default's.") in verdicts.settings_story(
+                data, GPU)
 
 
-@pytest.mark.parametrize("again, setting, module, says", [
-    (1.02, 1.01, "aaa", "`--flag` stayed within it with the same compiled "
-                        "module."),
-    (1.02, 1.50, "aaa", "took 1.50 times the default's time with the same "
-                        "compiled module, so it acts after the HLO"),
-    (1.02, 1.50, "bbb", "took 1.50 times the default's time with a "
-                        "different compiled module."),
-    (1.30, 1.10, "bbb", "`--flag` stayed within it with a different "
-                        "compiled module."),
+@pytest.mark.parametrize("again, setting, module, moved", [
+    (1.02, 1.01, "aaa", "the same"),
+    (1.02, 1.50, "aaa", "slower"),
+    (1.02, 0.50, "bbb", "faster"),
+    (1.30, 1.10, "bbb", "the same"),
 ])
 def test_a_setting_is_real_only_beyond_the_noise(again, setting, module,
-                                                 says):
+                                                 moved):
     data = effects(again, setting, module)
-    text = verdicts.settings_story(data, GPU)
-    assert says in text
+    assert verdicts.outcome(data, "matmul_epilogue", "--flag") == moved
     row = verdicts.settings_table(data).loc[("matmul_epilogue", "--flag")]
-    assert row["beyond noise"] == ("yes" if says.count("took") else "no")
-    assert row["same module"] == ("yes" if module == "aaa" else "no")
+    assert row["measured"] == moved
+    assert row["same HLO"] == ("yes" if module == "aaa" else "no")
+    # the table carries the result; the prose names a setting only when
+    # it moved although its module is the default's
+    text = verdicts.settings_story(data, GPU)
+    assert ("`--flag` compiled the default's module and still moved beyond "
+            "it, so it acts after the HLO" in text) == (
+                moved != "the same" and module == "aaa")
+    assert "times the default's" not in text
+
+
+def test_the_table_puts_the_prediction_beside_the_measurement():
+    data = effects(1.02, 1.50, "bbb")
+    shown = verdicts.settings_table(
+        data, {("matmul_epilogue", "--flag"): "the same"})
+    assert list(shown.columns) == ["× default", "noise", "measured",
+                                   "predicted", "same HLO"]
+    assert shown.iloc[0]["predicted"] == "the same"
+    assert shown.iloc[0]["measured"] == "slower"
+    unmade = verdicts.settings_table(data, {("matmul_epilogue",
+                                             "--flag"): None})
+    assert unmade.iloc[0]["predicted"] == "none made"
+    assert "predicted" not in verdicts.settings_table(data).columns
 
 
 def test_the_noise_is_said_once_for_every_setting():
@@ -65,10 +89,11 @@ def test_the_noise_is_said_once_for_every_setting():
     text = verdicts.settings_story(data, GPU)
     assert text.count("noise") == 1
     assert "from 2.0% to 2.0% here" in text
-    assert "`--other` took 2.00 times" in text
+    assert "--other" not in text  # the table gives its 2.00
     shown = verdicts.settings_table(data)
     assert list(shown["noise"]) == ["2.0%", "2.0%"]
     assert list(shown["× default"]) == ["1.01", "2.00"]
+    assert list(shown["measured"]) == ["the same", "slower"]
 
 
 def test_digests_that_differ_between_two_defaults_tell_nothing():
@@ -76,21 +101,23 @@ def test_digests_that_differ_between_two_defaults_tell_nothing():
     data["rows"][1]["module"] = "zzz"  # the default's second process
     assert verdicts.digests_agree(data, "matmul_epilogue") is False
     text = verdicts.settings_story(data, GPU)
-    assert "`--flag` stayed within it." in text
     assert ("On *matmul_epilogue* the default's two processes compiled "
-            "modules with different digests") in text
+            "modules with different digests, so there the module column "
+            "cannot tell") in text
     assert verdicts.settings_table(data).iloc[0][
-        "same module"] == "cannot tell"
+        "same HLO"] == "cannot tell"
     assert verdicts.digests_agree(effects(1.0, 1.0), "matmul_epilogue")
+    assert "digests" not in verdicts.settings_story(effects(1.0, 1.0), GPU)
 
 
 def test_a_difference_inside_the_spread_of_a_run_is_no_effect():
     data = effects(1.002, 1.011, "bbb")
-    assert "took 1.01 times" in verdicts.settings_story(data, GPU)
+    assert verdicts.outcome(data, "matmul_epilogue", "--flag") == "slower"
     for entry in data["rows"]:
         entry["spread"] = 0.078  # IQR over median of each run's times
     text = verdicts.settings_story(data, GPU)
-    assert "from 7.8% to 7.8% here" in text and "stayed within it" in text
+    assert "from 7.8% to 7.8% here" in text
+    assert verdicts.outcome(data, "matmul_epilogue", "--flag") == "the same"
     assert verdicts.threshold(data, "matmul_epilogue", "--flag") == 0.078
 
 
@@ -104,13 +131,15 @@ def test_durations_read_in_ms_or_us():
 def test_missing_rows_give_no_sentence():
     assert verdicts.settings_story({"rows": []}, GPU) is None
     assert verdicts.autotuning({"rows": []}, GPU) is None
-    assert verdicts.pgle({"rows": []}, GPU) is None
+    assert clocks.pgle({"rows": []}, GPU) is None
 
 
 def test_autotuning_is_worth_it_or_not():
     data = first_visit.load("06_xla_flags/effects")["data"]
     text = verdicts.autotuning(data, GPU)
-    assert "20.2 times as long" in text and "worth its compile time" in text
+    assert "compile 3.2 times as fast" in text
+    assert "worth its compile time" in text
+    assert "20.2" not in text  # the run time is the table's to give
     cheap = {"rows": [row("(none)", 1.0, compile_s=3.0),
                       row("--xla_gpu_autotune_level=0", 1.05)]}
     assert "bought little" in verdicts.autotuning(cheap, GPU)
@@ -124,13 +153,12 @@ def pgle(without, again, with_pgle, compilations=2):
 
 
 def test_pgle_is_judged_against_a_second_process():
-    assert "a real effect" in verdicts.pgle(pgle(1.0, 1.01, 0.8), GPU)
-    text = verdicts.pgle(pgle(1.0, 1.2, 0.9), GPU)
+    assert "a real effect" in clocks.pgle(pgle(1.0, 1.01, 0.8), GPU)
+    text = clocks.pgle(pgle(1.0, 1.2, 0.9), GPU)
     assert "no effect shown" in text and "(900 ms against 1000 ms;" in text
-    assert "no recompilation" in verdicts.pgle(pgle(1.0, 1.01, 0.8, 1),
-                                               GPU)
+    assert "no recompilation" in clocks.pgle(pgle(1.0, 1.01, 0.8, 1), GPU)
     first = first_visit.load("06_xla_flags/effects")["data"]
-    text = verdicts.pgle(first, GPU)
+    text = clocks.pgle(first, GPU)
     assert "differed by 20%" in text and "no effect shown" in text
 
 
@@ -162,13 +190,27 @@ def test_a_span_longer_than_the_call_sends_the_reader_to_the_wall_clock():
     data = effects(1.0, 1.0)
     for entry, wall in zip(data["rows"], (0.64, 0.66, 0.63)):
         entry["wall s"] = wall  # the spans (1 s) are 1.56 times the call
-    text = verdicts.profiler_inflation(data, GPU)
+    text = clocks.profiler_inflation(data, GPU)
     assert "1.56 times its whole unprofiled call" in text
-    assert "`--flag` took 0.98 times the default's" in text
-    assert "differed from its first by 3.1%" in text
+    assert ("there the default's second process differed from its first "
+            "by 3.1%, and no setting moved further.") in text
+    assert "0.98" not in text  # no ratio a setting
+    data["rows"][2]["wall s"] = 0.70  # 9% slower by the wall clock
+    text = clocks.profiler_inflation(data, GPU)
+    assert text.endswith("and `--flag` moved further, but the recording "
+                         "keeps no spread of the wall times: a reason to "
+                         "measure again, not a verdict.")
+    for entry in data["rows"]:
+        entry["wall spread"] = 0.02
+    assert clocks.profiler_inflation(data, GPU).endswith(
+        "`--flag` moved further: a real effect.")
+    for entry in data["rows"]:
+        entry["wall spread"] = 0.12  # the wall times spread more than 9%
+    assert clocks.profiler_inflation(data, GPU).endswith(
+        "no setting moved further.")
     for entry in data["rows"]:
         entry["wall s"] = 1.2  # spans inside their calls: nothing to say
-    assert verdicts.profiler_inflation(data, GPU) is None
+    assert clocks.profiler_inflation(data, GPU) is None
 
 
 def test_pgle_runs_longer_under_the_profiler_are_read_by_the_wall_clock():
@@ -178,15 +220,19 @@ def test_pgle_runs_longer_under_the_profiler_are_read_by_the_wall_clock():
     for label, wall in (("without", 0.977), ("without, again", 0.996),
                         ("with", 1.040)):
         data["auto_pgle"][label]["wall s"] = wall
-    text = verdicts.pgle_inflation(data, GPU)
+    text = clocks.pgle_inflation(data, GPU)
     assert text.startswith(f"On the {GPU}, without PGLE, the small-kernel "
                            "loop's device span under the profiler, 1560 ms,")
     assert "which records each of its 302 kernels" in text
     assert "with automatic PGLE it took 1.06 times the time without" in text
     assert "differed from its first by 1.9%" in text
     assert text.endswith("a reason to measure again, not a verdict.")
+    for run in data["auto_pgle"].values():
+        run["wall spread"] = 0.03
+    assert clocks.pgle_inflation(data, GPU).endswith(
+        "larger than both: a real effect.")
     data["auto_pgle"]["with"]["wall s"] = 0.98
-    assert verdicts.pgle_inflation(data, GPU).endswith("no effect shown.")
+    assert clocks.pgle_inflation(data, GPU).endswith("no effect shown.")
     for run in data["auto_pgle"].values():
         run["wall s"] = 2.0  # spans inside their calls: nothing to say
-    assert verdicts.pgle_inflation(data, GPU) is None
+    assert clocks.pgle_inflation(data, GPU) is None

@@ -145,8 +145,11 @@ def test_compile_time_names_each_stage():
     searched = device_recording(compile={
         "first_call_ms": 1400.0, "steady_ms": 3.0, "trace_lower_ms": 2.5,
         "compile_ms": 56.0, "retrace_ms": 1150.0})
-    assert "skips the search, and a new shape pays" in \
-        verdicts.compile_time(searched, GPU)
+    said = verdicts.compile_time(searched, GPU)
+    assert "skips the search, and a new shape pays" in said
+    # 1400 and 1150 ms against 58.5 ms staged
+    assert "cost 24 times the staged compile of the same size and the " \
+        "new shape 20 times" in said
     # what the recording lacks is said once, by `gaps`, not here
     assert verdicts.compile_time(first_recording(), GPU).endswith("ms.")
 
@@ -277,3 +280,16 @@ def test_a_live_kernel_over_its_floor_names_the_suspect():
                                                "cpu")
     assert "check the count" in verdicts.live_over_floor(
         floors(0.8, xla_bytes=150.0), "cpu")
+
+
+def test_a_rotation_above_the_copy_ceiling_is_explained():
+    data = device_recording()
+    copy_gbps = recording.copy_rates(data).device
+    assert "Even the rotation" not in verdicts.cache(data, GPU)
+    data["cache"]["rotated device GB/s"][1] = copy_gbps * 1.15
+    data["cache"]["same device GB/s"][1] = copy_gbps * 1.2
+    said = verdicts.cache(data, GPU)
+    assert f"Even the rotation beat the copy ceiling at 4 MiB " \
+        f"({copy_gbps * 1.15:.0f} GB/s, 1.15 times the {copy_gbps:.0f} " \
+        "GB/s ceiling)" in said
+    assert "not its output" in said

@@ -203,22 +203,44 @@ def test_the_dashboard_shows_a_table_only_once_something_is_pasted(capsys):
 
 
 def test_the_gpu_tests_say_which_time_targets_were_met(tmp_path):
+    from helpers.workbook.ch08_workshop import timed
     junit = tmp_path / "junit.xml"
-    assert workshop.timed_on_gpu(junit) == {}
-    assert workshop.timed_sentence({}) is None
-    test = workshop.GPU_TIMED_TEST
+    assert timed.timed_on_gpu(junit) == {}
+    assert timed.timed_sentence({}, {}) is None
+    test = timed.GPU_TIMED_TEST
+    today = {"2.1": ["matches", "fast"], "5.3": ["faster"]}
     junit.write_text(
-        f'<testsuites><testsuite><testcase name="{test}[2.1]"/>'
-        f'<testcase name="{test}[5.3]"><failure message="slow"/></testcase>'
+        f'<testsuites><testsuite><testcase name="{test}[2.1]">'
+        '<properties><property name="criteria" '
+        'value="[&quot;matches&quot;, &quot;slow&quot;]"/></properties>'
+        f'</testcase><testcase name="{test}[5.3]"><properties><property '
+        'name="criteria" value="[&quot;faster&quot;]"/></properties>'
+        '<failure message="slow"/></testcase>'
         '<testcase name="test_other[1.1]"/></testsuite></testsuites>')
-    fared = workshop.timed_on_gpu(junit)
-    assert fared == {"2.1": "passed", "5.3": "failed"}
-    text = workshop.timed_sentence(fared)
-    assert "exercises 2.1 and 5.3" in text
+    graded = timed.timed_on_gpu(junit)
+    assert graded == {"2.1": {"outcome": "passed",
+                              "criteria": ["matches", "slow"]},
+                      "5.3": {"outcome": "failed", "criteria": ["faster"]}}
+    text = timed.timed_sentence(graded, today, "NVIDIA H200")
+    assert "(`recorded/test-gpu-junit.xml`) on the NVIDIA H200 ran the " \
+        "time tests of exercises 2.1 and 5.3" in text
     assert "the solution of 5.3 failed" in text
-    assert "every solution met" in workshop.timed_sentence({"2.1": "passed"})
-    said = workshop.timed_sentence({"2.1": "passed"}, "NVIDIA H200")
-    assert "(`recorded/test-gpu-junit.xml`) on the NVIDIA H200 graded" in said
+    assert text.endswith("The target of exercise 2.1 changed after that "
+                         "run, so today's has not been graded on a GPU yet.")
+    current = {"2.1": {"outcome": "passed", "criteria": today["2.1"]}}
+    said = timed.timed_sentence(current, today)
+    assert said.endswith("exercise 2.1: every solution passed.")
+    unknown = timed.timed_sentence(
+        {"2.1": {"outcome": "passed", "criteria": None}}, today)
+    assert "does not record the targets" in unknown
+
+
+def test_a_timed_test_records_the_criteria_it_grades():
+    from helpers.workbook.ch02_fusion import exercises as ch2
+    from helpers.workbook.ch08_workshop import timed
+    said = timed.criteria_of(ch2.fast_reduction)
+    assert said[-1] == "within 10% of a @ b's device time on the GPU"
+    assert timed.todays_criteria()["2.1"] == said
 
 
 def test_a_gpu_test_run_names_its_gpu(tmp_path):

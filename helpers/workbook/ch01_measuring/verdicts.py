@@ -171,14 +171,15 @@ def _searched_once(part: dict[str, float]) -> str:
     staged = part["trace_lower_ms"] + part["compile_ms"]
     if min(part["first_call_ms"], part["retrace_ms"]) < SEARCH * staged:
         return ""
-    return (f" The first call and the new shape each cost over {SEARCH} "
-            "times the staged compile of the same size, which ran after the "
-            "first call had compiled the same shapes. XLA:GPU times "
-            "candidate kernels for each matrix product (autotuning) and "
-            "keeps its choice for the rest of the process (an in-memory "
-            "cache, `autotuner_util.cc` in XLA's source), so a compile of "
-            "the same shapes skips the search, and a new shape pays for it "
-            "again.")
+    first = part["first_call_ms"] / staged
+    again = part["retrace_ms"] / staged
+    return (f" The first call cost {first:.0f} times the staged compile of "
+            f"the same size and the new shape {again:.0f} times; the staged "
+            "compile ran after the first call had compiled the same shapes. "
+            "XLA:GPU times candidate kernels for each matrix product "
+            "(autotuning) and keeps its choice for the rest of the process, "
+            "so a compile of the same shapes skips the search, and a new "
+            "shape pays for it again.")
 
 
 def wall_and_device(data: dict[str, Any], gpu: str) -> str | None:
@@ -235,10 +236,15 @@ def cache(data: dict[str, Any], gpu: str) -> str | None:
                 f"{ratio.max():.2f} times as fast as a rotation, at "
                 f"{at:.3g} MiB: a repeated input that fits in the cache "
                 "is served from it, so a benchmark of it measures the "
-                "cache.")
+                "cache." + (_rotation_over_ceiling(
+                    rows, rotated, recording.copy_rates(data).device)
+                    if recording.by_device_clock(data) else ""))
     text = (f"On the {gpu} ({clock}), the same array was never more than "
             f"{ratio.max():.2f} times as fast as a rotation (at {at:.3g} "
             "MiB): no cache effect shows.")
+    if recording.by_device_clock(data):
+        text += _rotation_over_ceiling(rows, rotated,
+                                       recording.copy_rates(data).device)
     if not recording.by_device_clock(data):
         small = rows.iloc[0]
         copy = recording.copy_rates(data).device
@@ -248,6 +254,30 @@ def cache(data: dict[str, Any], gpu: str) -> str | None:
                  "almost all the host's, which hides what a cache could "
                  "save; only a sweep by the device's clock can show it.")
     return text
+
+
+def _rotation_over_ceiling(rows: pd.DataFrame, rotated: str,
+                           copy_gbps: float) -> str:
+    """A sentence for the sizes where even the rotation beat the copy
+    ceiling (measured on arrays far larger than any cache): empty where
+    none did."""
+    over = rows[rows[rotated] > copy_gbps * (1 + AGREEMENT)]
+    if over.empty:
+        return ""
+    top = over.loc[over[rotated].idxmax()]
+    fastest = (f"{top[rotated]:.0f} GB/s, {top[rotated] / copy_gbps:.2f} "
+               f"times the {copy_gbps:.0f} GB/s ceiling")
+    where = (f"{top['MiB']:.3g} MiB ({fastest})" if len(over) == 1 else
+             prose.and_list(f"{mib:.3g} MiB" for mib in over["MiB"])
+             + f" (at most {fastest}, at {top['MiB']:.3g} MiB)")
+    return (f" Even the rotation beat the copy ceiling at {where}. A "
+            "rotation keeps each call's input out of the cache, not its "
+            "output: the cache holds written data back from memory, and "
+            "an output that fits in it (likely the same buffer every "
+            "call, freed by the call before) need not reach memory while "
+            "the kernel runs. The copy ceiling, measured on arrays far "
+            "larger than the cache, holds for arrays that do not fit in "
+            "it.")
 
 
 def floors(data: dict[str, Any], gpu: str) -> str | None:

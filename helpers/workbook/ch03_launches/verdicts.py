@@ -239,60 +239,6 @@ def unroll_story(rows: list[dict[str, Any]], min_graph_size: Any,
                    "gain is the unrolling's own.")
 
 
-def command_buffers_story(data: dict[str, list[dict[str, Any]]],
-                          gpu: str) -> str | None:
-    """What each command-buffer setting did to each loop against the
-    default (float32)."""
-    times = {setting: {row["variant"]: row["us_per_step"] for row in rows
-                       if row["dtype"] == "float32"}
-             for setting, rows in data.items()}
-    default = times.get("default")
-    if not default:
-        return None
-    sentences = []
-    for setting, label in (("graphs off", "With graphs off"),
-                           ("default + WHILE", "Adding WHILE"),
-                           ("smallest graphs", "Graphs of any size")):
-        if setting not in times:
-            continue
-        parts = [f"*{name}* "
-                 f"{_compare(times[setting][name], default[name])}"
-                 for name in default if name in times[setting]]
-        sentences.append(f"{label}: " + "; ".join(parts) + ".")
-    sentences.append(_while_lesson(times))
-    return (f"On the {gpu}, against the default (µs a step): "
-            + " ".join(s for s in sentences if s))
-
-
-def _while_lesson(times: dict[str, dict[str, float]]) -> str:
-    """What adding WHILE did, in a sentence: which loops gained and which
-    lost, since a loop inside one graph is a measurement, not a given."""
-    default, whole = times.get("default", {}), times.get("default + WHILE")
-    if not whole:
-        return ""
-    both = [n for n in whole if n in default]
-    faster = [n for n in both if whole[n] * SAME < default[n]]
-    slower = [n for n in both if whole[n] > default[n] * SAME]
-    if not slower:
-        return ""
-
-    def names(loops: list[str]) -> str:
-        return " and ".join(f"*{n}*" for n in loops)
-
-    gained = f"made {names(faster)} faster but " if faster else "made "
-    return (f"So putting the loop itself into the graph {gained}"
-            f"{names(slower)} slower per step on this GPU, and these timings "
-            "do not say why (a profile of that setting would): whether a "
-            "loop gains from WHILE is measured, loop by loop, not assumed.")
-
-
-def _compare(new: float, old: float) -> str:
-    """'slower (6.2 → 17.9)', 'faster (...)' or 'the same (...)'."""
-    words = ("slower" if new > old * SAME else
-             "faster" if new * SAME < old else "the same")
-    return f"{words} ({old:.3g} → {new:.3g})"
-
-
 def _seconds(table: dict[str, Any], name: str) -> float | None:
     value = table.get(name)
     return float(value) if isinstance(value, (int, float)) else None

@@ -2,5 +2,6 @@
 their measurements), `steps` (training steps), `claims` (the source's
 claims judged), `predictions` (each worked out before it is measured),
 `reference` (the reference GPU's paragraphs), `clocks` (reading the timed
-tables' three clocks), `exercises` (5.1-5.3).
+tables' three clocks), `precision` (bf16 and float32's precisions in
+sentences), `exercises` (5.1-5.3).
 """

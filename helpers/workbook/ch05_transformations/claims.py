@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import jax
 import numpy as np
 import pandas as pd
 
@@ -25,18 +26,22 @@ EXPECTED_RETRACES = [True, False, True, True, True, False, False]
 # H100 whitepaper (2022): the chapter's prediction, not a measurement.
 H100_SXM_PEAK_FLOPS = {"float32": 66.9e12, "tf32": 494.7e12,
                        "bfloat16": 989.4e12}
-JIT = "jit: trace once per shape, dtype and static value"
+# Each claim as a sentence whose first word names the transformation (the
+# closing table's row label, short so that the claim itself can wrap).
+JIT = "jit traces once per shape, dtype and static value"
 DONATION = "donate_argnums reuses the input buffers"
-VMAP = "vmap instead of a Python loop"
-SCAN = "scan instead of a Python loop for long loops"
+VMAP = "vmap is faster than a Python loop"
+SCAN = "scan beats a Python loop for long loops"
 REMAT = "remat trades compute for memory"
-FORWARD = "value_and_grad(has_aux=True) runs the forward once"
-BF16 = "bf16 matmuls: fast, and accurate enough"
+FORWARD = "value_and_grad with has_aux=True runs the forward pass once"
+BF16 = "bf16 matmuls are fast, and accurate enough"
 LOOP = "Python loop of jitted calls"
 INSIDE = "Python loop inside jit"
 DEFAULT = "float32, default precision"
 HIGHEST = "float32, precision='highest'"
 BFLOAT16 = "bfloat16 inputs"
+# The clocks of the timed tables, as a sentence names them.
+CLOCK_WORDS = {"ms": "by the wall clock", "device ms": "by device time"}
 # Column headers as a reader sees them.
 HEADERS = {"ms": "wall ms", "run ms": "run wall ms", "temp MB":
            "temporary MB", "dots": "matrix products", "rel error":
@@ -65,6 +70,8 @@ def measure(sizes: dict[str, Any]) -> dict[str, Any]:
     width = sizes["width"]
     return {
         "sizes": sizes,
+        # Which clock the verdicts may trust depends on it: `bf16_clock`.
+        "platform": jax.devices()[0].platform,
         "retraces": transforms.retrace_table()["traced again"].tolist(),
         "compile_vs_run": transforms.compile_vs_run(2 * width, 32),
         "donation": transforms.donation(donation_width(sizes)),
@@ -231,12 +238,30 @@ def _forward(data: dict[str, Any]) -> Finding:
                    "as long", "holds" if one < two else "does not hold")
 
 
+def measured_on_cpu(data: dict[str, Any]) -> bool:
+    """Whether ``data`` (from `measure`) was measured on a CPU. The first
+    H100 recording predates the ``platform`` key, so a recording without
+    it is a GPU's."""
+    return data.get("platform", "gpu") == "cpu"
+
+
+def bf16_clock(data: dict[str, Any]) -> str:
+    """The column bf16's verdict reads: ``device ms``, the profiler's span,
+    on a GPU that recorded it (there the device's own time of one large
+    product); ``ms``, the wall clock, on a CPU, where the profiler runs on
+    the host's own cores and slows the calls it records (`clocks`), and
+    wherever no span was recorded. The other verdicts read the wall clock
+    everywhere."""
+    recorded = "device ms" in data["precision"]
+    return "device ms" if recorded and not measured_on_cpu(data) else "ms"
+
+
 def bf16_numbers(data: dict[str, Any]) -> dict[str, Any]:
     """At the largest n: bf16's speed-up over float32 at the default and
-    at the highest precision, its relative error, and the clock (device
-    time where recorded, else the wall clock)."""
+    at the highest precision, its relative error, and the clock they are
+    read from (`bf16_clock`)."""
     big = largest(data["precision"], "n")
-    column = "device ms" if "device ms" in big else "ms"
+    column = bf16_clock(data)
     bf16 = big.loc[BFLOAT16, column]
     return {"n": int(big["n"].iloc[0]), "clock": column,
             "default": big.loc[DEFAULT, column] / bf16,
@@ -244,13 +269,33 @@ def bf16_numbers(data: dict[str, Any]) -> dict[str, Any]:
             "error": big.loc[BFLOAT16, "rel error"]}
 
 
+def speed(ratio: float) -> str:
+    """A time ratio (the other's time over this one's) as words:
+    'X times as fast' above 1, 'X times as long' below.
+
+    Example:
+        >>> speed(1.56), speed(1 / 1.45)
+        ('1.56 times as fast', '1.45 times as long')
+    """
+    if ratio >= 1:
+        return f"{times(ratio)} times as fast"
+    return f"{times(1 / ratio)} times as long"
+
+
+def ran(ratio: float) -> str:
+    """`speed` with its verb: 'ran X times as fast', 'took X times as
+    long'."""
+    return f"{'ran' if ratio >= 1 else 'took'} {speed(ratio)}"
+
+
 def _bf16(data: dict[str, Any]) -> Finding:
     b = bf16_numbers(data)
     # Within 10% of the default path is no speed-up worth the precision.
     verdict = ("holds" if b["default"] > 1.5 else "holds in part"
                if b["default"] > 1.1 else "does not hold")
-    return Finding(f"{times(b['default'])} times as fast as default "
-                   f"float32, relative error {b['error']:.2%}", verdict)
+    clock = CLOCK_WORDS[b["clock"]]
+    return Finding(f"{speed(b['default'])} as default float32 {clock}, "
+                   f"relative error {b['error']:.2%}", verdict)
 
 
 def findings(data: dict[str, Any]) -> dict[str, Finding]:
@@ -261,23 +306,29 @@ def findings(data: dict[str, Any]) -> dict[str, Finding]:
             FORWARD: _forward(data), BF16: _bf16(data)}
 
 
-def claims_table(here: dict[str, Any], gpu: dict[str, Any] | None
-                 ) -> pd.DataFrame:
-    """The closing table: one row per claim, what the reference GPU
-    measured and its verdict, and this machine's verdict beside it.
-    Without a recording the table shows this machine's numbers instead
-    (the GPU's columns are left out, not filled with blanks)."""
+def claims_table(here: dict[str, Any], gpu: dict[str, Any] | None,
+                 device: str = "the reference GPU") -> pd.DataFrame:
+    """The closing table: one row per claim, labelled by its
+    transformation, with what ``device`` (the reference GPU) measured and
+    its verdict, and this machine's verdict beside it. Without a
+    recording the table shows this machine's numbers instead (the GPU's
+    columns are left out, not filled with blanks)."""
     mine = findings(here)
     if gpu is None:
         rows = {claim: {"measured here": f.summary, "verdict here":
                         f.verdict} for claim, f in mine.items()}
     else:
-        theirs = findings(gpu)
-        rows = {claim: {"measured on the reference GPU": f.summary,
+        rows = {claim: {f"measured on the {device}": f.summary,
                         "verdict there": f.verdict,
                         "verdict here": mine[claim].verdict}
-                for claim, f in theirs.items()}
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("claim")
+                for claim, f in findings(gpu).items()}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    # The row label is the transformation alone, so that it stays short
+    # (labels do not wrap); the rest of the claim is a column, which does.
+    named = [claim.split(" ", 1) for claim in table.index]
+    table.insert(0, "claim", [rest for _, rest in named])
+    table.index = pd.Index([name for name, _ in named], name="transformation")
+    return table
 
 
 def differences(here: dict[str, Any], gpu: dict[str, Any]) -> str:

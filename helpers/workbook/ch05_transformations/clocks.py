@@ -48,13 +48,15 @@ def _counts(data: dict[str, Any]) -> dict[str, Any]:
             "worst": worst, "sections": sections}
 
 
-def clock_note(data: dict[str, Any], on_cpu: bool) -> str:
+def clock_note(data: dict[str, Any]) -> str:
     """The paragraph that introduces the three clocks of the timed tables
     and, from the numbers in ``data`` (`claims.measure`), says where the
-    span exceeds the wall time or the kernels exceed the span, and why."""
+    span exceeds the wall time or the kernels exceed the span, and why,
+    and which clock the chapter's verdicts read (`verdict_clocks`)."""
     from helpers.page import prose
 
     c = _counts(data)
+    on_cpu = claims.measured_on_cpu(data)
     text = ("The timed tables below read three clocks: *wall ms*, the "
             "wall clock of calls made with the profiler off; *device ms*, "
             "the profiler's span of other calls, from their first piece of "
@@ -78,13 +80,28 @@ def clock_note(data: dict[str, Any], on_cpu: bool) -> str:
         text += (f" In {c['over span']} {rows} the pieces sum to more than "
                  "the span, because one call's pieces ran side by side on "
                  f"several {'threads' if on_cpu else 'streams'}.")
-    return text
+    return f"{text} {verdict_clocks(data)}"
+
+
+def verdict_clocks(data: dict[str, Any]) -> str:
+    """Which clock the verdicts on ``data`` read: the wall clock, and for
+    bf16 the clock `claims.bf16_clock` picks, with the reason."""
+    if claims.bf16_clock(data) == "ms":
+        why = ("the clock the profiler does not slow" if
+               claims.measured_on_cpu(data) else "the only one recorded")
+        return ("Every verdict on this machine's numbers therefore reads "
+                f"the wall clock, {why}.")
+    return ("The verdicts read the wall clock, except bf16's, which reads "
+            "the span: for one large matrix product it is the device's own "
+            "time, without the host's part of the call.")
 
 
 def scan_clocks(data: dict[str, Any], where: str) -> str:
     """The unrolled loop's run time over the scan's at the longest
     length by both clocks, naming the one the verdict uses and saying so
-    when the two disagree on which is faster."""
+    when the two disagree on which is faster: on a CPU, where the
+    profiler slows the span, the wall clock then decides; elsewhere
+    neither is clearly faster."""
     r = claims.scan_ratios(data)
     said = (f"{where}, at {r['length']} steps, the unrolled loop ran "
             f"{claims.times(r['run'])} times the scan's time by the wall "
@@ -94,6 +111,11 @@ def scan_clocks(data: dict[str, Any], where: str) -> str:
         return said + "."
     if (span > 1) == (r["run"] > 1):
         return f"{said}, and {claims.times(span)} times by the span."
+    if claims.measured_on_cpu(data):
+        # The clock note says why the span does not decide on a CPU.
+        return (f"{said}, but {claims.times(span)} times by the span, "
+                "which the profiler slows on this machine, so the wall "
+                "clock decides.")
     return (f"{said}, but {claims.times(span)} times by the span: the two "
             "clocks disagree on which version is faster, so at these "
             "sizes neither is clearly faster.")

@@ -12,6 +12,8 @@ import pandas as pd
 from helpers.page.arithmetic import Worked
 from helpers.page.tables import number
 from helpers.workbook.ch05_transformations import claims, predictions
+from helpers.workbook.ch05_transformations import precision as \
+    precision_words
 from helpers.workbook.ch05_transformations.claims import times
 
 
@@ -171,21 +173,17 @@ def forward(data: dict[str, Any], device: str) -> str:
 def precision(data: dict[str, Any], device: str, predicted: float) -> str:
     """bf16 against float32 at the largest n on ``device``, its error, the
     verdict, and the speed-up against ``predicted`` (the ratio of the peak
-    rates)."""
+    rates); then float32 at the default precision against 'highest'."""
     b = claims.bf16_numbers(data)
-    clock = ("by the device's clock" if b["clock"] == "device ms" else
+    clock = ("by device time" if b["clock"] == "device ms" else
              "by the wall clock, the host's part of each call included")
-    first = (f"On the {device}, at n = {b['n']}, bf16 inputs ran "
-             f"{times(b['default'])} times as fast as float32 at the default "
-             f"precision and {times(b['highest'])} times as fast as full "
-             f"float32, {clock}, with a relative error of {b['error']:.2%}: "
+    first = (f"On the {device}, at n = {b['n']}, bf16 inputs "
+             f"{claims.ran(b['default'])} as float32 at the default "
+             f"precision and {claims.speed(b['highest'])} as full float32, "
+             f"{clock}, with a relative error of {b['error']:.2%}: "
              f"{_clause(data, claims.BF16)}.")
-    share = b["default"] / predicted
-    if share >= 0.9:
-        return (f"{first} That reaches the speed-up of {predicted:.2g} the "
-                "peak rates predict.")
-    return (f"{first} That is {share:.0%} of the speed-up of "
-            f"{predicted:.2g} the peak rates predict.")
+    return " ".join((first, precision_words.speed_against_peaks(
+        data, predicted), precision_words.float32_precisions(data)))
 
 
 def _reconcile(ratio: float, data: dict[str, Any], here_jaxlib: str,
@@ -232,8 +230,9 @@ def remat_compiled(compiled: pd.DataFrame, products: tuple[Worked, Worked],
             f"example adds {number(per[0] / 1e3)} kB and "
             f"{number(per[1] / 1e3)} kB to the step's peak, "
             f"{share[0]:.2f} and {share[1]:.2f} times "
-            "the predicted bytes: a batch about "
-            f"{per[0] / per[1]:.1f} times as large fits in the same memory. "
+            "the predicted bytes. By XLA's count of the step's peak, a "
+            f"batch about {per[0] / per[1]:.1f} times as large should fit "
+            "in the same memory. "
             f"Their temporary memory is {number(temp[0])} MB and "
             f"{number(temp[1])} MB, {times(temp[1] / temp[0])} times as much.")
     if recorded is None or not recorded.available:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from helpers.page import arithmetic
+from helpers.page import arithmetic, prose
 from helpers.workbook.ch06_xla_flags import flag_runs, verdicts
 
 GEMM_ANY = "--xla_gpu_triton_gemm_any=false"
@@ -248,70 +248,70 @@ def as_markdown(predictions: list[Prediction]) -> str:
 
 def outcome(data: dict[str, Any], program: str, flag: str) -> str | None:
     """``'slower'``, ``'faster'`` or ``'the same'`` against the noise
-    (`verdicts.threshold`); None when the recording cannot say (no such
+    (`verdicts.outcome`); None when the recording cannot say (no such
     run, or the default ran once)."""
-    rows = {row["flags"]: row for row in data["rows"]
-            if row["program"] == program and "error" not in row}
-    floor = verdicts.threshold(data, program, flag)
-    if floor is None or flag not in rows or "(none)" not in rows:
-        return None
-    ratio = rows[flag]["median s"] / rows["(none)"]["median s"]
-    if abs(ratio - 1) <= floor:
-        return "the same"
-    return "slower" if ratio > 1 else "faster"
+    return verdicts.outcome(data, program, flag)
 
 
-def compared(prediction: Prediction, data: dict[str, Any]) -> str | None:
-    """One sentence: the prediction against the recording, with its
-    estimate beside the measured number; None where the recording cannot
-    decide the setting."""
-    p = prediction
-    seen = outcome(data, p.program, p.flag)
-    if seen is None:
+def expected(predictions: list[Prediction]
+             ) -> dict[tuple[str, str], str | None]:
+    """Each prediction's call by (program, flag), for the settings
+    table's column (`verdicts.settings_table`)."""
+    return {(p.program, p.flag): p.expected for p in predictions}
+
+
+def against_estimate(prediction: Prediction, data: dict[str, Any]
+                     ) -> str | None:
+    """One sentence holding a worked number against the measurement, for
+    a prediction that has one (`Estimate`) and a run that can judge it;
+    None otherwise. The ratio to the default is the table's, not said."""
+    p, estimate = prediction, prediction.estimate
+    if estimate is None or outcome(data, p.program, p.flag) is None:
         return None
-    rows = {r["flags"]: r for r in data["rows"] if r["program"] == p.program}
+    rows = verdicts.runs(data, p.program)
     default, row = rows["(none)"]["median s"], rows[p.flag]["median s"]
-    floor = verdicts.threshold(data, p.program, p.flag) or 0.0
-    text = (f"`{p.flag}` ran {verdicts.times(row / default)} times the "
-            f"default's time, {'beyond' if seen != 'the same' else 'within'}"
-            f" the noise ({floor:.1%}){_beside(p.estimate, default, row)}")
-    if p.expected is None:
-        return text + "; no prediction was made."
-    return (text + f": predicted {p.expected}, it ran {seen}, so the "
-            f"prediction {'held' if seen == p.expected else 'missed'}.")
-
-
-def _beside(estimate: Estimate | None, default: float, row: float) -> str:
-    """The estimate beside what was measured, as a clause."""
-    if estimate is None:
-        return ""
     if estimate.kind == "added":
         moved = row - default
-        return (f"; predicted to add {verdicts.duration(estimate.seconds)} "
-                "a call, it " + (f"added {verdicts.duration(moved)}"
-                                 if moved >= 0 else
-                                 f"took {verdicts.duration(-moved)} less"))
+        noise = (verdicts.threshold(data, p.program, p.flag) or 0.0) * default
+        return (f"`{p.flag}` was predicted to add "
+                f"{verdicts.duration(estimate.seconds)} a call and "
+                + (f"added {verdicts.duration(moved)}" if moved >= 0 else
+                   f"took {verdicts.duration(-moved)} less")
+                + f", {'inside' if abs(moved) <= noise else 'beyond'} the "
+                f"noise of {verdicts.duration(noise)} a call.")
+    tuned = estimate.seconds
     rate = (f" ({estimate.flops / row / 1e12:.3g} TFLOP/s)"
             if estimate.flops else "")
-    tuned = estimate.seconds
-    return (f"; the default took {verdicts.times(default / tuned)} times "
-            f"the {verdicts.duration(tuned)} estimated for a tuned kernel, "
-            f"this setting {verdicts.times(row / tuned)} times it{rate}")
+    return (f"*{p.program}*'s default took "
+            f"{verdicts.times(default / tuned)} times the "
+            f"{verdicts.duration(tuned)} estimated for a tuned kernel, and "
+            f"`{p.flag}` {verdicts.times(row / tuned)} times it{rate}.")
 
 
 def held(data: dict[str, Any], gpu: str, predictions: list[Prediction]
          ) -> str | None:
-    """Each prediction against the reference GPU's run, a sentence each,
-    and how many held; None when the recording decides none of them."""
-    said = [(p, sentence) for p in predictions
-            if (sentence := compared(p, data)) is not None]
-    if not said:
+    """The worked numbers against the reference GPU's run, a sentence
+    for each prediction that has one, then in one sentence how many
+    predictions held (naming any that missed, and any setting with no
+    prediction); None when the recording decides none of them."""
+    judged = [(p, seen) for p in predictions
+              if (seen := outcome(data, p.program, p.flag)) is not None]
+    if not judged:
         return None
-    made = [p for p, _ in said if p.expected is not None]
-    right = [p for p in made if outcome(data, p.program, p.flag)
-             == p.expected]
-    tally = ("" if not made else
-             " The prediction made held." if made == right == made[:1] else
-             f" All {len(made)} predictions made held." if right == made
-             else f" {len(right)} of the {len(made)} predictions made held.")
-    return f"On the {gpu}: " + " ".join(s for _, s in said) + tally
+    said = [s for p, _ in judged if (s := against_estimate(p, data))]
+    made = [(p, seen) for p, seen in judged if p.expected is not None]
+    missed = [f"`{p.flag}` was predicted {p.expected} and ran {seen}"
+              for p, seen in made if seen != p.expected]
+    if not made:
+        said.append("No prediction was made.")
+    elif not missed:
+        said.append("The prediction held." if len(made) == 1 else
+                    f"All {len(made)} predictions held.")
+    else:
+        said.append(f"{len(made) - len(missed)} of the {len(made)} "
+                    f"predictions held: {'; '.join(missed)}.")
+    unmade = [f"`{p.flag}`" for p, _ in judged if p.expected is None]
+    if made and unmade:
+        said.append(f"None was made for {prose.and_list(unmade)}.")
+    text = " ".join(said)
+    return f"On the {gpu}, {text[0].lower()}{text[1:]}"

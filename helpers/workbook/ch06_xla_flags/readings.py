@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from helpers.page import prose
-from helpers.workbook.ch06_xla_flags import verdicts
+from helpers.workbook.ch06_xla_flags import clocks, verdicts
 
 _UNITS = {"µs": 1e-6, "ms": 1e-3}
 
@@ -58,22 +58,36 @@ def pgle_table(runs: dict[str, dict[str, Any]], unit: str = "µs"
     """Automatic PGLE's runs (`flag_runs.measure_jit`'s results by label,
     ``"without"``, ``"with"``, ...): compilations, the median span under
     the profiler and the unprofiled wall clock in ``unit`` (µs or ms),
-    and the spread of the spans."""
+    and the spread of each clock's times within the run (the wall
+    clock's where the runs kept it)."""
     per = _UNITS[unit]
-    return pd.DataFrame({
-        label: {"automatic PGLE": "on" if run["pgle"] else "off",
-                "compilations": run["compilations"],
-                f"profiled span, {unit}": round(run["median s"] / per, 3),
-                f"wall clock, {unit}": round(run["wall s"] / per, 3),
-                "spread within the run": f"{run.get('spread') or 0:.0%}"}
-        for label, run in runs.items()}).T
+    walls = all("wall spread" in run for run in runs.values())
+    table = {}
+    for label, run in runs.items():
+        table[label] = {
+            "automatic PGLE": "on" if run["pgle"] else "off",
+            "compilations": run["compilations"],
+            f"profiled span, {unit}": round(run["median s"] / per, 3),
+            f"wall clock, {unit}": round(run["wall s"] / per, 3),
+            "spread of the spans": f"{run.get('spread') or 0:.0%}"}
+        if walls:
+            table[label]["spread of the wall clock"] = \
+                f"{run['wall spread']:.0%}"
+    return pd.DataFrame(table).T
 
 
 def cpu_pgle(runs: dict[str, dict[str, Any]]) -> str | None:
     """Automatic PGLE on this machine's CPU, judged against a second
-    process without it (`verdicts.pgle_comparison`), and why the answer
-    is about this machine only."""
-    text = verdicts.pgle_comparison(runs, "On this machine's CPU")
+    process without it: by the wall clock where the span under the
+    profiler is longer than the whole call (`clocks.pgle_by_wall`), else
+    by the span (`clocks.pgle_comparison`); and why the answer is about
+    this machine only. None without the second process."""
+    if "without, again" not in runs:
+        return None
+    by_wall = clocks.pgle_by_wall(runs)
+    text = (f"On this machine's CPU, {by_wall[0].lower()}{by_wall[1:]}"
+            if by_wall else
+            clocks.pgle_comparison(runs, "On this machine's CPU"))
     if text is None:
         return None
     why = (" The CPU runs no GPU kernels for the profile to time (the "

@@ -1,6 +1,8 @@
 """Chapter 6's list of the book's XLA flags (section 6.3), each with where
 a reader meets it: the numbered sections of the built book whose text
 names the flag, read from the chapters' ``.md`` files and ``_toc.yml``.
+Flags no page names are left out of the list and said in one sentence
+with the code that uses them (`unmet`).
 
 `helpers.xla.flag_registry` gives what each flag does and its defaults;
 this module only says where the book uses it, as the reader sees the
@@ -98,12 +100,12 @@ def read_book(root: Path) -> tuple[dict[str, str], dict[str, int]]:
 
 
 def as_list(registry: pd.DataFrame, root: Path) -> str:
-    """The registry as a Markdown list, a flag a line (a table of long
-    flag names and defaults runs off a page): what the flag does, the
-    default that applies
-    (XLA:CPU's for an ``xla_cpu`` flag, else XLA:GPU's for an H100, with
-    XLA:CPU's where it differs), the document's default and whether it
-    agrees, and where you meet the flag in the book.
+    """The registry's flags that a page names (`unmet` gives the rest) as
+    a Markdown list, a flag a line (a table of long flag names and
+    defaults runs off a page): what the flag does, the default that
+    applies (XLA:CPU's for an ``xla_cpu`` flag, else XLA:GPU's for an
+    H100, with XLA:CPU's where it differs), the document's default and
+    whether it agrees, and where you meet the flag in the book.
 
     Args:
         registry: `helpers.xla.flag_registry.table`'s result.
@@ -113,6 +115,9 @@ def as_list(registry: pd.DataFrame, root: Path) -> str:
     pages, numbers = read_book(root)
     lines = []
     for flag, row in page.iterrows():
+        met = where_met(str(flag), pages, numbers)
+        if met == NOWHERE:
+            continue
         cpu_flag = str(flag).startswith("--xla_cpu_")
         default = (registry.loc[flag, "effective, XLA:CPU"].replace(",", ", ")
                    if cpu_flag else row["default (XLA:GPU, H100)"])
@@ -121,12 +126,66 @@ def as_list(registry: pd.DataFrame, root: Path) -> str:
             parts.append(f"XLA:CPU `{row['XLA:CPU']}`")
         if row["documented"]:
             parts.append(f"documented {row['documented']}")
-        parts.append("where you meet it: "
-                     + where_met(str(flag), pages, numbers))
+        parts.append("where you meet it: " + met)
         does = registry.loc[flag, "what it does"].rstrip(".")
         lines.append(f"- `{flag}`: {_sentence(does)}. "
                      + _sentence("; ".join(parts)))
     return "\n".join(lines)
+
+
+def unmet(registry: pd.DataFrame, root: Path) -> dict[str, list[str]]:
+    """The registered flags no page names, each with the code of
+    ``root``'s ``helpers`` that uses it (`code_users`; the registry
+    itself aside), in the registry's order."""
+    pages, numbers = read_book(root)
+    return {str(flag): code_users(str(flag), root, numbers)
+            for flag in registry.index
+            if where_met(str(flag), pages, numbers) == NOWHERE}
+
+
+def code_users(flag: str, root: Path, numbers: dict[str, int]) -> list[str]:
+    """What in ``root``'s ``helpers`` names ``flag`` (with or without its
+    dashes, as ``compiler_options`` spell it), other than the registry:
+    a chapter's package as ``"chapter 7's code"``, another module by its
+    dotted name."""
+    users: list[str] = []
+    for path in sorted((root / "helpers").rglob("*.py")):
+        module = ".".join(path.relative_to(root).with_suffix("").parts)
+        if module == flag_registry.__name__ or \
+                flag.removeprefix("--") not in path.read_text():
+            continue
+        chapter = re.match(r"helpers\.workbook\.ch(\d\d)_", module)
+        user = (f"chapter {numbers[chapter[1]]}'s code"
+                if chapter and chapter[1] in numbers else f"`{module}`")
+        if user not in users:
+            users.append(user)
+    return users
+
+
+def unmet_sentence(flags: dict[str, list[str]]) -> str | None:
+    """`unmet`'s flags in one sentence: how many, which code uses each,
+    and why they stay registered; None when every flag is met.
+
+    Example:
+        >>> unmet_sentence({"--xla_b": []}).split(": ")[1][:23]
+        'no code uses `--xla_b`.'
+    """
+    if not flags:
+        return None
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for flag, users in flags.items():
+        groups.setdefault(tuple(users), []).append(f"`{flag}`")
+    said = [f"{prose.and_list(users)} use{'s' if len(users) == 1 else ''} "
+            f"{prose.and_list(names)}" if users else
+            "no code uses " + prose.and_list(names).replace(" and ", " or ")
+            for users, names in groups.items()]
+    many = len(flags) > 1
+    return (f"The registry holds {len(flags)} more "
+            f"{'flags' if many else 'flag'} that no page names, left out of "
+            f"the list: {'; '.join(said)}. "
+            f"{'They stay' if many else 'It stays'} registered so that the "
+            f"test against each new jaxlib checks {'them' if many else 'it'}"
+            " with the rest.")
 
 
 def _sentence(text: str) -> str:

@@ -6,9 +6,11 @@ to do its exercises:
 * reading: the words of its text over an average silent reading rate of
   non-fiction, 238 words a minute (Brysbaert 2019; technical prose
   with code reads slower, so this is the least a block needs);
-* running: the seconds its cells took when the notebook was last executed,
-  read from the timestamps Jupyter stores with each cell (on the machine
-  that executed it; the provenance line of each chapter names it);
+* running: the seconds the chapter took when a GPU visit last executed
+  it (`gpu_run_seconds`, from the visit log kept with the recordings),
+  since a workshop runs on GPUs at the reference sizes; for a chapter no
+  visit has run, the seconds its cells took when last executed here, from
+  the timestamps Jupyter stores with each cell;
 * exercises: the facilitator's allowance per exercise by level (a choice,
   not a measurement; `ALLOWANCE_MIN`), plus the seconds the checks took in
   the kit's pre-flight.
@@ -22,6 +24,7 @@ time free, and names the chapters that do not fit, to set as homework.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -76,24 +79,67 @@ def _time(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
+def gpu_run_seconds(log: Path, recorded_root: Path
+                    ) -> dict[str, tuple[float, str]]:
+    """Each chapter's last execution on a GPU visit: its seconds, and the
+    GPU, as the log names it or, for an older log that does not, as the
+    chapter's newest recording does ("a GPU" where it has none). Empty
+    without a log."""
+    if not log.exists():
+        return {}
+    runs = {}
+    for entry in json.loads(log.read_text())["chapters"]:
+        device = entry.get("device") or _newest_recording_device(
+            recorded_root, entry["chapter"]) or "a GPU"
+        runs[entry["chapter"]] = (float(entry["seconds"]), device)
+    return runs
+
+
+def _newest_recording_device(root: Path, chapter: str) -> str | None:
+    """The device of the newest recording of ``chapter`` under ``root``."""
+    dated = []
+    for path in root.glob(f"*/{chapter}/*.json"):
+        provenance = json.loads(path.read_text()).get("provenance", {})
+        if "device" in provenance:
+            dated.append((str(provenance.get("date", "")),
+                          provenance["device"]))
+    return max(dated)[1] if dated else None
+
+
+def _short_gpu(name: str) -> str:
+    """A GPU's model for a narrow column; other words as they are.
+
+    Example:
+        >>> _short_gpu("NVIDIA H100 80GB HBM3"), _short_gpu("here")
+        ('H100', 'here')
+    """
+    words = name.split()
+    return words[1] if len(words) > 1 and words[0] == "NVIDIA" else name
+
+
 def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
-                  check_seconds: dict[str, float] | None = None
+                  check_seconds: dict[str, float] | None = None,
+                  gpu_seconds: dict[str, tuple[float, str]] | None = None
                   ) -> pd.DataFrame:
     """One row per chapter that has exercises: words, reading, running and
-    exercise minutes, and the block's total.
+    exercise minutes, the block's total, and where the running was timed.
 
     Args:
         chapters: the folder of executed ``.ipynb`` chapters.
         exercises: the book's exercises (`workshop.exercises()`).
         check_seconds: seconds each chapter's checks took (the pre-flight's
             ``seconds`` summed by chapter); 0 where not given.
+        gpu_seconds: `gpu_run_seconds`; a chapter in it is timed by its
+            GPU run, the others by the notebook's last execution here.
     """
     rows = []
     check_seconds = check_seconds or {}
+    gpu_seconds = gpu_seconds or {}
     for chapter in dict.fromkeys(e.chapter for e in exercises):
         notebook = _read(chapters / f"{chapter}.ipynb")
         words = reading_words(notebook)
-        ran = run_seconds(notebook)
+        ran, where = gpu_seconds.get(chapter, (run_seconds(notebook),
+                                               "here"))
         mine = [e for e in exercises if e.chapter == chapter]
         doing = sum(ALLOWANCE_MIN[e.level] for e in mine) + check_seconds.get(
             chapter, 0.0) / 60
@@ -101,6 +147,7 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
                      "words": words,
                      "read min": words / READING_WPM,
                      "run min": (ran or 0.0) / 60,
+                     "run on": _short_gpu(where),
                      "exercise min": doing})
     table = pd.DataFrame(rows)
     table["block min"] = table[["read min", "run min",

@@ -23,7 +23,6 @@ import importlib
 import importlib.util
 import pkgutil
 import time
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -201,41 +200,6 @@ def dashboard(board: pd.DataFrame) -> None:
     tried = attempted(board)
     if len(tried):
         display(tried)
-
-
-GPU_TIMED_TEST = "test_speed_criteria_run_and_the_solution_meets_them"
-
-
-def timed_on_gpu(junit: Path) -> dict[str, str]:
-    """Which exercises' GPU time targets the GPU tests graded, and how
-    each solution fared: ``{'2.1': 'passed', ...}`` from a JUnit file of
-    ``tests/gpu`` (`tests/gpu/test_workshop_on_gpu.py`, one test per timed
-    exercise, named by its number); empty when the file is missing."""
-    from helpers.measuring import gpu_test_run
-    prefix = GPU_TIMED_TEST + "["
-    return {case["name"][len(prefix):-1]: case["outcome"]
-            for case in gpu_test_run.cases(junit)
-            if case["name"].startswith(prefix)}
-
-
-def timed_sentence(fared: dict[str, str], device: str | None = None
-                   ) -> str | None:
-    """`timed_on_gpu`'s result in a sentence, naming the GPU that graded
-    it where the run recorded one; None when no GPU run graded a time
-    target."""
-    if not fared:
-        return None
-    from helpers.page.prose import and_list
-    numbers = and_list(sorted(fared))
-    if set(fared.values()) == {"passed"}:
-        outcome = "every solution met its target"
-    else:
-        outcome = "; ".join(f"the solution of {n} {f}"
-                            for n, f in sorted(fared.items()))
-    where = f" on the {device}" if device else ""
-    return (f"The last GPU test run kept with the book "
-            f"(`recorded/test-gpu-junit.xml`){where} graded the time "
-            f"targets of exercises {numbers}: {outcome}.")
 
 
 def kit_table(preflight: pd.DataFrame) -> pd.DataFrame:
