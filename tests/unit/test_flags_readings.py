@@ -169,10 +169,10 @@ def test_the_unmet_flags_are_said_in_one_sentence():
     text = registry_page.unmet_sentence({
         "--xla_a": ["chapter 7's code"], "--xla_b": ["chapter 7's code"],
         "--xla_c": []})
-    assert text.startswith("The registry holds 3 more flags that no page "
-                           "names, left out of the list: chapter 7's code "
-                           "uses `--xla_a` and `--xla_b`; no code uses "
-                           "`--xla_c`. They stay registered")
+    assert text.startswith("The registry holds 3 more flags that no "
+                           "page's text names, left out of the list: "
+                           "chapter 7's code uses `--xla_a` and `--xla_b`; "
+                           "no code uses `--xla_c`. They stay registered")
     one = registry_page.unmet_sentence({"--xla_c": []})
     assert one.startswith("The registry holds 1 more flag that")
     assert "It stays registered" in one

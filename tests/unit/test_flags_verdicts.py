@@ -227,6 +227,9 @@ def test_pgle_runs_longer_under_the_profiler_are_read_by_the_wall_clock():
     assert "with automatic PGLE it took 1.06 times the time without" in text
     assert "differed from its first by 1.9%" in text
     assert text.endswith("a reason to measure again, not a verdict.")
+    # the paragraph judges once, by the wall clock, not by the spans too
+    said = clocks.pgle(data, GPU)
+    assert said.startswith(text) and "no effect shown" not in said
     for run in data["auto_pgle"].values():
         run["wall spread"] = 0.03
     assert clocks.pgle_inflation(data, GPU).endswith(

@@ -362,8 +362,9 @@ def live_over_floor(floors: pd.DataFrame, device: str) -> str:
 
     Args:
         floors: one row per kernel, indexed by name, with ``floor ms``,
-            ``device ms``, ``device spread`` (relative), and the hand and
-            XLA counts (``bytes (hand)``, ``bytes (XLA)``).
+            ``device ms``, ``device spread`` (relative), the hand and XLA
+            counts (``bytes (hand)``, ``bytes (XLA)``) and the ``bound``
+            (``'memory'`` or ``'compute'``: which rate the floor is from).
         device: this machine's device, as `machine.describe` names it.
     """
     said = []
@@ -378,11 +379,16 @@ def live_over_floor(floors: pd.DataFrame, device: str) -> str:
         elif fraction - 1 <= row["device spread"]:
             cause = ("that is within the spread of its own times, so it "
                      "is noise")
+        elif row.get("bound") == "compute":
+            cause = ("its count agrees with XLA's and its times are steady, "
+                     "so the matmul rate its floor comes from is what is "
+                     "wrong: this run measured that rate below what this "
+                     "product reached")
         else:
             cause = ("its count agrees with XLA's and its times are steady, "
-                     "so the ceiling is what is wrong for it: this "
-                     "machine's copy is not the fastest way to move its "
-                     "bytes")
+                     "so the copy rate its floor comes from is what is "
+                     "wrong for it: this machine's copy is not the fastest "
+                     "way to move its bytes")
         said.append(f"`{kernel}` ran {fraction:.2f} times as fast as its "
                     f"floor allows; {cause}")
     if not said:

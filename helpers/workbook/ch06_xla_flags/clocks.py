@@ -135,10 +135,13 @@ def _compilations(auto: dict[str, Any]) -> str:
 
 
 def pgle(data: dict[str, Any], gpu: str) -> str | None:
-    """`pgle_comparison` on the reference GPU, with why one GPU gives
-    PGLE nothing to do."""
-    text = pgle_comparison(data.get("auto_pgle", {}), f"On the {gpu}",
-                           runs(data, "small_kernels").get("(none)"))
+    """Automatic PGLE on the reference GPU, judged once: by the wall clock
+    where the loop's span under the profiler exceeds its call
+    (`pgle_inflation`), else by the span (`pgle_comparison`); with why
+    one GPU gives PGLE nothing to do."""
+    text = pgle_inflation(data, gpu) or pgle_comparison(
+        data.get("auto_pgle", {}), f"On the {gpu}",
+        runs(data, "small_kernels").get("(none)"))
     if text is None or text.endswith("a real effect."):
         return text
     return text + (" On one GPU there is no communication for PGLE's "

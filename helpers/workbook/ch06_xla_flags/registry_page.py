@@ -181,8 +181,8 @@ def unmet_sentence(flags: dict[str, list[str]]) -> str | None:
             for users, names in groups.items()]
     many = len(flags) > 1
     return (f"The registry holds {len(flags)} more "
-            f"{'flags' if many else 'flag'} that no page names, left out of "
-            f"the list: {'; '.join(said)}. "
+            f"{'flags' if many else 'flag'} that no page's text names, "
+            f"left out of the list: {'; '.join(said)}. "
             f"{'They stay' if many else 'It stays'} registered so that the "
             f"test against each new jaxlib checks {'them' if many else 'it'}"
             " with the rest.")
