@@ -122,7 +122,9 @@ def _refuse(plan: _Plan, init: Any, xs: Any,
         missing = scalarise.unsupported_operations(fn, init, x0, *consts)
         if missing:
             raise NotImplementedError(
-                f"fused_scan: the step uses {sorted(missing)}, which the "
+                "fused_scan: the step uses "
+                + ", ".join(f"`{name}`" for name in sorted(missing))
+                + ", which the "
                 "Mosaic GPU path (helpers.pallas.mosaic.chains) cannot run. "
                 "Use backend='triton', or rewrite those parts.")
         return

@@ -78,7 +78,9 @@ def _slow_reductions(text: str) -> bool | str:
         shape = list(operand.dims) if operand is not None else []
         if shape and reduced and reduction_shape(shape, reduced)[0] == "row" \
                 and reduction_kind(shape, reduced) == "kLoop":
-            slow.append(f"{inst.op} of {shape} over {reduced}")
+            dims = " × ".join(map(str, shape))
+            axes = ", ".join(map(str, reduced))
+            slow.append(f"{inst.op} of a {dims} array over axis {axes}")
     return True if not slow else ("a row reduction XLA:GPU emits as a loop: "
                                   + "; ".join(slow))
 
@@ -193,8 +195,9 @@ def _predictions_agree(predict: Callable[[int], str]) -> Outcome:
         if guess != _kind_of_matmul(k):
             wrong.append(k)
     if wrong:
-        return Outcome(name, "fail", f"wrong for K = {wrong[:8]}"
-                       + (" ..." if len(wrong) > 8 else ""), hint)
+        shown = ", ".join(map(str, wrong[:8]))
+        return Outcome(name, "fail", f"wrong for K = {shown}"
+                       + (", ..." if len(wrong) > 8 else ""), hint)
     return Outcome(name, "pass", "79 of 79 right")
 
 

@@ -162,7 +162,8 @@ def _no_noise_in_loops(closed: Any) -> bool | str:
     for body in _loop_bodies(closed.jaxpr):
         drawn |= primitive_names(body) & RANDOM
     if drawn:
-        return f"a loop's body still draws random numbers ({sorted(drawn)})"
+        return ("a loop's body still draws random numbers ("
+                + ", ".join(f"`{name}`" for name in sorted(drawn)) + ")")
     return True
 
 
@@ -306,13 +307,17 @@ def _trip_count(make_loop: Callable[[], Any]
                            "loop body; change only how steps reaches it.")
         counts = [w.trip_count for w in hlo.while_loops(text)]
         if not counts or None in counts:
-            return Outcome(name, "fail", f"trip counts {counts}", hint)
+            said = ", ".join("not proved" if c is None else str(c)
+                             for c in counts) or "no loop found"
+            return Outcome(name, "fail", f"trip counts: {said}", hint)
         if steps not in counts:
+            runs = ", ".join(map(str, counts))
             return Outcome(name, "fail", f"steps={steps}, but the loops "
-                           f"run {counts} times", "Keep the loop body; "
+                           f"run {runs} times", "Keep the loop body; "
                            "change only how steps reaches it.")
         found.append(counts)
-    return Outcome(name, "pass", f"trip counts {found}")
+    return Outcome(name, "pass", "trip counts: " + "; ".join(
+        ", ".join(map(str, counts)) for counts in found))
 
 
 static_trip_count = Exercise(
