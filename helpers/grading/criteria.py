@@ -112,9 +112,24 @@ def matches_reference(reference: Callable[..., Any],
                 return Outcome(name, "fail", f"case {i}: {err}", hint)
             worst = max(worst, error)
         return Outcome(name, "pass", f"{len(get_cases())} cases agree "
-                       f"(largest relative error {worst:.1e})")
+                       f"(largest relative error {relative(worst)})")
 
     return criterion
+
+
+def relative(error: float) -> str:
+    """A relative error as a reader says it: a percentage from 0.1% up,
+    millionths below, never an exponent.
+
+    Example:
+        >>> relative(0.453), relative(1e-5), relative(1.2e-7), relative(0.0)
+        ('45.3%', '10 millionths', '0.12 millionths', '0')
+    """
+    if error == 0:
+        return "0"
+    if error >= 1e-3:
+        return f"{error * 100:.3g}%"
+    return f"{error * 1e6:.2g} millionths"
 
 
 def _relative_error(value: Any, want: Any, rtol: float, atol: float
@@ -140,8 +155,8 @@ def _relative_error(value: Any, want: Any, rtol: float, atol: float
             continue
         error = float(np.max(np.abs(g - w) / (np.abs(w) + atol)))
         if not np.allclose(g, w, rtol=rtol, atol=atol):
-            raise WrongAnswer(f"largest relative error {error:.2e} "
-                              f"(allowed {rtol:.0e})")
+            raise WrongAnswer(f"largest relative error {relative(error)} "
+                              f"(allowed {relative(rtol)})")
         worst = max(worst, error)
     return worst
 

@@ -123,7 +123,7 @@ def _refuse(plan: _Plan, init: Any, xs: Any,
         if missing:
             raise NotImplementedError(
                 "fused_scan: the step uses "
-                + ", ".join(f"`{name}`" for name in sorted(missing))
+                + ", ".join(sorted(missing))
                 + ", which the "
                 "Mosaic GPU path (helpers.pallas.mosaic.chains) cannot run. "
                 "Use backend='triton', or rewrite those parts.")
@@ -185,7 +185,8 @@ def _refuse_unsupported(fn: Callable[..., Any], init: Any, x0: Any,
     missing = ir.unsupported_operations(fn, init, x0, *consts)
     if missing:
         raise NotImplementedError(
-            f"fused_scan: the step uses {sorted(missing)}, which Pallas "
+            f"fused_scan: the step uses {', '.join(sorted(missing))}, "
+            "which Pallas "
             "cannot compile into a GPU kernel. Rewrite those parts (a mask "
             "with jnp.where instead of a slice, say), or pass check=False "
             "to run it in interpret mode anyway.")

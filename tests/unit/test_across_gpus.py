@@ -5,11 +5,11 @@ import copy
 
 import pytest
 
-from helpers.measuring import recorded, roofline
+from helpers.measuring import recorded
 from helpers.workbook.ch01_measuring import across_gpus as ch1
 from helpers.workbook.ch01_measuring import recording as ch1_recording
 from helpers.workbook.ch02_fusion import across_gpus as ch2
-from helpers.workbook.ch02_fusion import reductions
+from helpers.workbook.ch02_fusion import reductions, verdicts
 from test_fusion_verdicts import recording as fixes_recording
 from test_measuring_verdicts import device_recording, first_recording
 from test_recorded import GPU as H100_PROVENANCE
@@ -132,7 +132,7 @@ def test_the_goal_table_shows_each_gpus_own_share():
     over = ch2.goal_table([recorded.Result(
         "02_fusion/fixes", "recorded", fixes(1.3, 3000.0), {"device": H100})])
     assert over.loc[(H100, "float32"), "share at its slowest K"] == \
-        roofline.ABOVE_CEILING
+        verdicts.ABOVE_COPY
 
 
 def test_exercise_2_1s_target_is_read_from_each_recording():

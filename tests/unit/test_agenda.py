@@ -133,3 +133,17 @@ def test_the_agenda_names_a_block_by_its_title_where_it_has_one():
     plan = agenda.agenda(times, session_min=180)
     assert plan["block"].tolist() == ["setup on Colab", "1. Measuring",
                                       "homework: 02_b"]
+
+
+def test_the_page_table_heads_minutes_in_words():
+    times = pd.DataFrame({"chapter": ["01_a"], "title": ["A"],
+                          "words": [10], "read min": [1.0],
+                          "run min": [2.0], "run on": ["H100"],
+                          "exercise min": [10.0], "block min": [13.0]})
+    closing = {"chapter": "check your own code", "read min": 2.0,
+               "run min": 0.1, "exercise min": 15.0, "block min": 17.1}
+    shown = agenda.for_page(times, closing)
+    assert list(shown.index) == ["A", "check your own code"]
+    assert list(shown.columns) == ["reading", "running", "exercises",
+                                   "block"]
+    assert list(shown["running"]) == ["2 on H100", "0.100"]

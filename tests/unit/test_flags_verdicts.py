@@ -171,11 +171,13 @@ def test_the_settings_table_reads_as_words_not_dicts():
          "median s": 2e-3, "compile s": 0.5, "kernels": 2,
          "fusion kinds": {"kLoop": 1, "kCustom": 1}, "custom calls": {}}]}
     shown = verdicts.table(data)
-    assert list(shown.columns) == ["span ms", "kernels",
-                                   "fusions"]  # no empty column
-    row = shown.loc[("p", "autotune_level=0")]
+    # no empty column; the kernels, the same in both, beside the program
+    assert list(shown.columns) == ["span ms", "fusions"]
+    row = shown.loc[("p, 2 kernels a call", "autotune_level=0")]
     assert row["span ms"] == 2.0
     assert row["fusions"] == "kLoop 1, kCustom 1"
+    data["rows"][1]["kernels"] = 3
+    assert "kernels" in verdicts.table(data).columns
 
 
 def test_a_setting_is_decided_only_with_the_noise_and_the_digests():
@@ -239,3 +241,12 @@ def test_pgle_runs_longer_under_the_profiler_are_read_by_the_wall_clock():
     for run in data["auto_pgle"].values():
         run["wall s"] = 2.0  # spans inside their calls: nothing to say
     assert clocks.pgle_inflation(data, GPU) is None
+
+
+def test_the_wall_spread_counts_the_second_process_too():
+    default = {"wall s": 1.0, "wall spread": 0.05}
+    again = {"wall s": 1.02, "wall spread": 0.43}
+    other = {"wall s": 1.1, "wall spread": 0.1}
+    apart, spread = clocks.wall_noise(default, again, other)
+    assert apart == pytest.approx(0.02) and spread == pytest.approx(0.43)
+    assert clocks.wall_noise(default, {"wall s": 1.02}, other)[1] is None

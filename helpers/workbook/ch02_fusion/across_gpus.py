@@ -13,7 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-from helpers.measuring import roofline
 from helpers.page import prose
 from helpers.workbook.ch02_fusion import exercises, verdicts
 
@@ -26,7 +25,7 @@ def goal_table(results: list[Any]) -> pd.DataFrame:
     """For each recording of ``02_fusion/fixes`` (a
     `helpers.measuring.recorded.Result`) and dtype: the version whose
     slowest K in 10..50 does best, that share of the GPU's own copy
-    ceiling, default ``a @ b``'s (both as `roofline.share` shows them),
+    ceiling, default ``a @ b``'s (both as `verdicts.share` shows them),
     and whether the goal is met."""
     rows = []
     for result in results:
@@ -36,8 +35,8 @@ def goal_table(results: list[Any]) -> pd.DataFrame:
             rows.append({"GPU": result.device, "dtype": dtype,
                          "copy GB/s": result.data["copy_gbps"],
                          "best version": version,
-                         "share at its slowest K": roofline.share(worst),
-                         "a @ b's share": roofline.share(default),
+                         "share at its slowest K": verdicts.share(worst),
+                         "a @ b's share": verdicts.share(default),
                          f"meets {verdicts.GOAL:.0%}":
                              "yes" if worst >= verdicts.GOAL else "no"})
     return pd.DataFrame(rows).set_index(["GPU", "dtype"])

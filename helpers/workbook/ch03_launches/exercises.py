@@ -163,7 +163,7 @@ def _no_noise_in_loops(closed: Any) -> bool | str:
         drawn |= primitive_names(body) & RANDOM
     if drawn:
         return ("a loop's body still draws random numbers ("
-                + ", ".join(f"`{name}`" for name in sorted(drawn)) + ")")
+                + ", ".join(sorted(drawn)) + ")")
     return True
 
 

@@ -44,11 +44,11 @@ def wall_noise(default: dict[str, Any], again: dict[str, Any] | None,
                *others: dict[str, Any]) -> tuple[float, float | None] | None:
     """By the wall clock: how far ``again`` (the default in a second
     process) was from ``default``, and the largest spread of the wall
-    times within the runs (``default`` and ``others``), or None for it
-    where a run kept none. None without both wall clocks."""
+    times within the runs (``default``, ``again`` and ``others``), or
+    None for it where a run kept none. None without both wall clocks."""
     if not again or not again.get("wall s") or not default.get("wall s"):
         return None
-    spreads = [run.get("wall spread") for run in (default, *others)]
+    spreads = [run.get("wall spread") for run in (default, again, *others)]
     known = [float(spread) for spread in spreads if spread is not None]
     return (abs(again["wall s"] / default["wall s"] - 1),
             max(known) if len(known) == len(spreads) else None)

@@ -257,7 +257,8 @@ def table(data: dict[str, Any]) -> pd.DataFrame:
     """The recording's rows as a page shows them: program and setting as
     the index (a flag without its ``--xla_gpu_`` prefix), the medians in
     ms (the device span under the profiler, the unprofiled wall clock),
-    the kernels, and the fusion kinds as words (``kCustom 1, kLoop
+    the kernels (beside the program's name where every setting ran the
+    same count), and the fusion kinds as words (``kCustom 1, kLoop
     1``); columns empty in every row are left out. (The compile times are
     in the figure and the autotuning paragraph.)"""
     rows = []
@@ -274,5 +275,12 @@ def table(data: dict[str, Any]) -> pd.DataFrame:
         if "error" in row:
             shown["error"] = row["error"]
         rows.append(shown)
-    frame = pd.DataFrame(rows).set_index(["program", "setting"])
+    frame = pd.DataFrame(rows)
+    kernels = frame.groupby("program")["kernels"].nunique(dropna=False)
+    if (kernels == 1).all() and frame["kernels"].notna().all():
+        # the same count in every setting: said once, beside the program
+        frame["program"] = [f"{p}, {k:.0f} kernels a call" for p, k in
+                            zip(frame["program"], frame["kernels"])]
+        frame = frame.drop(columns="kernels")
+    frame = frame.set_index(["program", "setting"])
     return frame.loc[:, frame.replace("", None).notna().any()]

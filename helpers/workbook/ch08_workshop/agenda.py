@@ -155,6 +155,31 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
     return table
 
 
+# The block table's minute columns as the page heads them (its caption
+# says they are minutes), narrow enough for the text width.
+PAGE_HEADERS = {"read min": "reading", "run min": "running",
+                "exercise min": "exercises", "block min": "block"}
+
+
+def for_page(times: pd.DataFrame, closing: dict[str, float | str]
+             ) -> pd.DataFrame:
+    """`chapter_times` and the closing block as the page shows them: one
+    row per block named by its title, minutes under short headers, the
+    running time with the GPU that timed it ("3.5 on H200"; a time
+    taken on the machine that executed the page stands alone)."""
+    from helpers.page.tables import number
+    table = pd.concat([times, pd.DataFrame([closing])])
+    table["title"] = table["title"].fillna(table["chapter"])
+    where = table["run on"].fillna("here")
+    # the running time with where it was timed, in one narrow column
+    table["run min"] = [number(minutes) + ("" if on == "here" else
+                                           f" on {on}")
+                        for minutes, on in zip(table["run min"], where)]
+    return (table.set_index("title")
+            .drop(columns=["chapter", "words", "run on"])
+            .rename(columns=PAGE_HEADERS))
+
+
 def title(notebook: nbformat.NotebookNode) -> str:
     """The notebook's short title: its first ``# `` heading up to a colon
     or comma ('Fusion heuristics' of 'Fusion heuristics: the kernel...');
