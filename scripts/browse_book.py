@@ -148,11 +148,11 @@ for (const table of document.querySelectorAll('div.cell_output table')) {
   }
 }
 // A table that fits only by scrolling hides its last columns from a
-// reader who does not scroll: a few pixels are forgiven, not a column.
+// reader who does not scroll, and shows a scrollbar under it.
 for (const table of document.querySelectorAll('div.cell_output table')) {
   if (!shown(table)) continue;
   const hidden = table.scrollWidth - table.clientWidth;
-  if (hidden > 16) {
+  if (hidden > 1) {
     found.push(['table that scrolls to show its columns',
       `${hidden} px hidden: ` + table.innerText.trim().slice(0, 60)]);
   }

@@ -37,8 +37,8 @@ def test_the_first_recording_does_not_judge_what_it_could_not():
     assert "ran the default once" in caveat and "no digest" in caveat
     assert verdicts.unjudged(effects(1.02, 1.0), "matmul_epilogue") is None
     shown = verdicts.settings_table(data)
-    assert set(shown["measured"]) == {"—"}
-    assert set(shown["same HLO"]) == {"cannot tell"}
+    assert set(shown["ran"]) == {"—"}
+    assert set(shown["same HLO"]) == {"unknown"}
     for entry in data["rows"]:
         if entry["flags"] == "--xla_gpu_autotune_level=0":
             entry["kernels"] = 5  # now unlike its default
@@ -58,7 +58,7 @@ def test_a_setting_is_real_only_beyond_the_noise(again, setting, module,
     data = effects(again, setting, module)
     assert verdicts.outcome(data, "matmul_epilogue", "--flag") == moved
     row = verdicts.settings_table(data).loc[("matmul_epilogue", "--flag")]
-    assert row["measured"] == moved
+    assert row["ran"] == moved.removeprefix("the ")
     assert row["same HLO"] == ("yes" if module == "aaa" else "no")
     # the table carries the result; the prose names a setting only when
     # it moved although its module is the default's
@@ -73,10 +73,10 @@ def test_the_table_puts_the_prediction_beside_the_measurement():
     data = effects(1.02, 1.50, "bbb")
     shown = verdicts.settings_table(
         data, {("matmul_epilogue", "--flag"): "the same"})
-    assert list(shown.columns) == ["× default", "noise", "measured",
+    assert list(shown.columns) == ["× default", "noise", "ran",
                                    "predicted", "same HLO"]
-    assert shown.iloc[0]["predicted"] == "the same"
-    assert shown.iloc[0]["measured"] == "slower"
+    assert shown.iloc[0]["predicted"] == "same"
+    assert shown.iloc[0]["ran"] == "slower"
     unmade = verdicts.settings_table(data, {("matmul_epilogue",
                                              "--flag"): None})
     assert unmade.iloc[0]["predicted"] == "none made"
@@ -93,7 +93,7 @@ def test_the_noise_is_said_once_for_every_setting():
     shown = verdicts.settings_table(data)
     assert list(shown["noise"]) == ["2.0%", "2.0%"]
     assert list(shown["× default"]) == ["1.01", "2.00"]
-    assert list(shown["measured"]) == ["the same", "slower"]
+    assert list(shown["ran"]) == ["same", "slower"]
 
 
 def test_digests_that_differ_between_two_defaults_tell_nothing():
@@ -102,10 +102,10 @@ def test_digests_that_differ_between_two_defaults_tell_nothing():
     assert verdicts.digests_agree(data, "matmul_epilogue") is False
     text = verdicts.settings_story(data, GPU)
     assert ("On *matmul_epilogue* the default's two processes compiled "
-            "modules with different digests, so there the module column "
-            "cannot tell") in text
+            "modules with different digests, so there the \"same HLO\" "
+            "column reads unknown") in text
     assert verdicts.settings_table(data).iloc[0][
-        "same HLO"] == "cannot tell"
+        "same HLO"] == "unknown"
     assert verdicts.digests_agree(effects(1.0, 1.0), "matmul_epilogue")
     assert "digests" not in verdicts.settings_story(effects(1.0, 1.0), GPU)
 

@@ -128,7 +128,7 @@ def settings_table(data: dict[str, Any],
                    ) -> pd.DataFrame:
     """Each setting against its program's default, in words: its time
     as a multiple of the default's, the noise it had to beat
-    (`threshold`), which way it moved (`outcome`), what was predicted
+    (`threshold`), which way it ran (`outcome`), what was predicted
     where ``expected`` gives it by (program, flag), and whether it
     compiled the default's module. (The wall clock, which
     `clocks.profiler_inflation` reads where the profiler slows a
@@ -141,12 +141,15 @@ def settings_table(data: dict[str, Any],
                  "setting": flag.removeprefix("--xla_gpu_"),
                  "× default": "—" if ratio is None else times(ratio)}
         shown["noise"] = "—" if floor is None else f"{floor:.1%}"
-        shown["measured"] = outcome(data, program, flag) or "—"
+        # "same" for "the same": the column's header says what it is
+        shown["ran"] = (outcome(data, program, flag) or "—"
+                        ).removeprefix("the ")
         if expected is not None:
             shown["predicted"] = (expected[program, flag] or "none made"
-                                  if (program, flag) in expected else "—")
+                                  if (program, flag) in expected else "—"
+                                  ).removeprefix("the ")
         shown["same HLO"] = {True: "yes", False: "no",
-                                None: "cannot tell"}[same]
+                             None: "unknown"}[same]
         rows.append(shown)
     return pd.DataFrame(rows).set_index(["program", "setting"])
 
@@ -181,8 +184,9 @@ def settings_story(data: dict[str, Any], gpu: str) -> str | None:
     if unstable:
         said.append("On " + prose.and_list(f"*{p}*" for p in unstable)
                     + " the default's two processes compiled modules with "
-                    "different digests, so there the module column cannot "
-                    "tell whether a setting changed the program.")
+                    "different digests, so there the \"same HLO\" column "
+                    "reads unknown: a digest cannot tell whether a setting "
+                    "changed the program.")
     said += sorted({c for program in programs
                     if (c := unjudged(data, program))})
     said.append(_kernels_alike(data, settings) or "")

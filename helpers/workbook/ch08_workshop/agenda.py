@@ -158,7 +158,7 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
 # The block table's minute columns as the page heads them (its caption
 # says they are minutes), narrow enough for the text width.
 PAGE_HEADERS = {"read min": "reading", "run min": "running",
-                "exercise min": "exercises", "block min": "block"}
+                "exercise min": "exercise", "block min": "block"}
 
 
 def for_page(times: pd.DataFrame, closing: dict[str, float | str]
