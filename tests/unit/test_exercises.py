@@ -171,8 +171,9 @@ def test_as_fast_as_allows_a_margin_by_device_time(monkeypatch):
     skipped = ex.as_fast_as(_slow_double, (x,))(_slow_double)
     assert skipped.status == "skip" and "a GPU" in skipped.detail
     monkeypatch.setattr(criteria.machine, "on_gpu", lambda: True)
-    same = ex.as_fast_as(_slow_double, (x,), within=0.5)(_slow_double)
-    assert same.status == "pass" and "times)" in same.detail
+    # far faster than the baseline: passes however loaded the machine is
+    fast = ex.as_fast_as(_slow_double, (x,))(lambda a: 2 * a)
+    assert fast.status == "pass" and "times)" in fast.detail
     slow = ex.as_fast_as(lambda a: 2 * a, (x,), hint="h")(_slow_double)
     assert slow.status == "fail" and slow.hint == "h"
     assert slow.criterion == "within 10% of the starter's device time " \

@@ -93,7 +93,7 @@ def test_gradient_of_a_reverse_scan():
 def test_unsupported_operations_are_named():
     assert unsupported_operations(lambda x: x[:2], jnp.ones(4)) == {"slice"}
     assert unsupported_operations(mlp_step, INIT, XS[0]) == set()
-    with pytest.raises(NotImplementedError, match=r"uses \['slice'\]"):
+    with pytest.raises(NotImplementedError, match="the step uses slice, "):
         fused_scan(lambda c, x: (c + x[:2].sum(), c), INIT, XS)
     carry, _ = fused_scan(lambda c, x: (c + x[:2].sum(), c), INIT, XS,
                           check=False)
