@@ -121,3 +121,16 @@ def test_the_summary_names_patterns_as_the_report_does(monkeypatch):
     other = rows[PATTERNS["float64"].title]
     assert (other["found in the slow version"],
             other["found in the fixed version"]) == ("no", "nothing")
+
+
+def test_each_cases_issues_are_cited_in_the_field_guide():
+    from pathlib import Path
+
+    from pybtex.database import parse_file
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "chapters" / "10_field_guide.md").read_text()
+    bib = parse_file(str(root / "references.bib"))
+    for name, case in guide.CASES.items():
+        for key in case.cite_keys:
+            assert key in bib.entries, f"{name}: {key} not in references.bib"
+            assert key in text, f"{name}: {key} not cited in the guide"
