@@ -240,6 +240,14 @@ def jaxpr_fact(description: str, predicate: Callable[[Any], bool | str],
     return criterion
 
 
+def _off_gpu(description: str) -> Outcome | None:
+    """A timed criterion's outcome where this machine has no GPU: not
+    graded, saying what it needs; None on a GPU."""
+    if machine.on_gpu():
+        return None
+    return not_graded(description, "a GPU (the speed target is a GPU's)")
+
+
 def time_below(target_s: float | Callable[[], float],
                args: tuple[Any, ...] | Callable[[], tuple[Any, ...]], *,
                repeat: int = 20,
@@ -253,9 +261,8 @@ def time_below(target_s: float | Callable[[], float],
 
     @described(description)
     def criterion(fn: Callable[..., Any]) -> Outcome:
-        if not machine.on_gpu():
-            return not_graded(description, "a GPU (the time target is a "
-                              "GPU's)")
+        if (skipped := _off_gpu(description)) is not None:
+            return skipped
         target = target_s() if callable(target_s) else target_s
         try:
             timing = bench.benchmark(jax.jit(fn), *get_args(),
@@ -288,9 +295,8 @@ def faster_than(baseline: Callable[..., Any],
 
     @described(description)
     def criterion(fn: Callable[..., Any]) -> Outcome:
-        if not machine.on_gpu():
-            return not_graded(description, "a GPU (the speed target is a "
-                              "GPU's)")
+        if (skipped := _off_gpu(description)) is not None:
+            return skipped
         try:
             timings = bench.interleaved(
                 {"yours": jax.jit(fn), "starter": jax.jit(baseline)},
@@ -334,9 +340,8 @@ def as_fast_as(baseline: Callable[..., Any],
 
     @described(description)
     def criterion(fn: Callable[..., Any]) -> Outcome:
-        if not machine.on_gpu():
-            return not_graded(description, "a GPU (the speed target is a "
-                              "GPU's)")
+        if (skipped := _off_gpu(description)) is not None:
+            return skipped
         from helpers.measuring import device_time
         both = [get_args()]
         try:

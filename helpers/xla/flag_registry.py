@@ -24,7 +24,6 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from helpers.page import prose
 from helpers.xla import xla_dump
 
 PERF_TIPS = "https://docs.jax.dev/en/latest/gpu_performance_tips.html"
@@ -209,54 +208,26 @@ def for_the_page(registry: pd.DataFrame) -> pd.DataFrame:
         "chapters": registry["chapters"]}, index=registry.index)
 
 
-def as_list(registry: pd.DataFrame) -> str:
-    """The registry as a Markdown list, a flag a line, which reads at any
-    width where a table of long flag names and long defaults does not:
-    the default that applies (XLA:CPU's for an ``xla_cpu`` flag, else
-    XLA:GPU's for an H100, with XLA:CPU's where it differs), the
-    document's default and whether it agrees, and the chapters.
+def default_words(registry: pd.DataFrame, flag: str) -> str:
+    """A flag's defaults as a list item reads them: the default that
+    applies (XLA:CPU's for an ``xla_cpu`` flag, else XLA:GPU's for an
+    H100, with XLA:CPU's where it differs), and the document's default
+    and whether it agrees.
 
     Args:
         registry: `table()`'s result.
+        flag: one of its flags.
     """
-    page = for_the_page(registry)
-    lines = []
-    for flag, row in page.iterrows():
-        cpu_flag = str(flag).startswith("--xla_cpu_")
-        default = (_breakable(registry.loc[flag, "effective, XLA:CPU"])
-                   if cpu_flag else row["default (XLA:GPU, H100)"])
-        parts = [f"default `{default}`"]
-        if not cpu_flag and row["XLA:CPU"] != "same":
-            parts.append(f"XLA:CPU `{row['XLA:CPU']}`")
-        if row["documented"]:
-            parts.append(f"documented {row['documented']}")
-        parts.append(used_in(row["chapters"]))
-        lines.append(f"- `{flag}`: " + "; ".join(parts))
-    return "\n".join(lines)
-
-
-# The pages whose file number is not their chapter number.
-_NAMED_PAGES = {"08": "the workshop", "09": "the reproducibility page",
-                "10": "the field guide"}
-
-
-def used_in(chapters: str) -> str:
-    """Where a flag is used, as the book names its pages: ``'01, 06'`` ->
-    ``'used in chapters 1 and 6'``, ``'03, 10'`` -> ``'used in chapter 3
-    and the field guide'``, ``''`` -> ``'not used in a chapter'``.
-
-    Example:
-        >>> used_in("03, 10")
-        'used in chapter 3 and the field guide'
-    """
-    stems = [stem.strip() for stem in chapters.split(",") if stem.strip()]
-    if not stems:
-        return "not used in a chapter"
-    numbered = [str(int(s)) for s in stems if s not in _NAMED_PAGES]
-    named = [_NAMED_PAGES[s] for s in stems if s in _NAMED_PAGES]
-    words = ([f"chapter{'s' if len(numbered) > 1 else ''} "
-              + prose.and_list(numbered)] if numbered else []) + named
-    return "used in " + prose.and_list(words)
+    row = for_the_page(registry.loc[[flag]]).iloc[0]
+    cpu_flag = flag.startswith("--xla_cpu_")
+    default = (_breakable(registry.loc[flag, "effective, XLA:CPU"])
+               if cpu_flag else row["default (XLA:GPU, H100)"])
+    parts = [f"default `{default}`"]
+    if not cpu_flag and row["XLA:CPU"] != "same":
+        parts.append(f"XLA:CPU `{row['XLA:CPU']}`")
+    if row["documented"]:
+        parts.append(f"documented {row['documented']}")
+    return "; ".join(parts)
 
 
 def _breakable(value: str) -> str:

@@ -119,24 +119,17 @@ def test_the_page_shows_four_columns_and_cpu_only_where_it_differs():
                                         "false (differs)"]
 
 
-def test_the_registry_reads_as_a_list_a_flag_a_line():
+def test_a_flags_defaults_read_in_words():
     registry = pd.DataFrame({
         "effective, XLA:GPU (H100)": ["3", "A,B"],
         "effective, XLA:CPU": ["2", "X,Y"],
         "documented": ["3", ""], "document agrees": ["yes", ""],
         "chapters": ["06", ""]},
         index=["--xla_level", "--xla_cpu_kinds"])
-    assert flag_registry.as_list(registry).splitlines() == [
-        "- `--xla_level`: default `3`; XLA:CPU `2`; documented 3 (agrees); "
-        "used in chapter 6",
-        "- `--xla_cpu_kinds`: default `X, Y`; not used in a chapter"]
-
-
-def test_a_flags_pages_are_named_as_the_book_names_them():
-    assert flag_registry.used_in("01, 06") == "used in chapters 1 and 6"
-    assert flag_registry.used_in("03, 10") == \
-        "used in chapter 3 and the field guide"
-    assert flag_registry.used_in("") == "not used in a chapter"
+    assert flag_registry.default_words(registry, "--xla_level") == \
+        "default `3`; XLA:CPU `2`; documented 3 (agrees)"
+    assert flag_registry.default_words(registry, "--xla_cpu_kinds") == \
+        "default `X, Y`"
 
 
 def test_the_chapters_using_a_flag_come_from_their_text(tmp_path):

@@ -111,25 +111,16 @@ def as_list(registry: pd.DataFrame, root: Path) -> str:
         registry: `helpers.xla.flag_registry.table`'s result.
         root: the checkout, whose chapters are read.
     """
-    page = flag_registry.for_the_page(registry)
     pages, numbers = read_book(root)
     lines = []
-    for flag, row in page.iterrows():
+    for flag in registry.index:
         met = where_met(str(flag), pages, numbers)
         if met == NOWHERE:
             continue
-        cpu_flag = str(flag).startswith("--xla_cpu_")
-        default = (registry.loc[flag, "effective, XLA:CPU"].replace(",", ", ")
-                   if cpu_flag else row["default (XLA:GPU, H100)"])
-        parts = [f"default `{default}`"]
-        if not cpu_flag and row["XLA:CPU"] != "same":
-            parts.append(f"XLA:CPU `{row['XLA:CPU']}`")
-        if row["documented"]:
-            parts.append(f"documented {row['documented']}")
-        parts.append("where you meet it: " + met)
         does = registry.loc[flag, "what it does"].rstrip(".")
         lines.append(f"- `{flag}`: {_sentence(does)}. "
-                     + _sentence("; ".join(parts)))
+                     + _sentence(flag_registry.default_words(registry, flag))
+                     + "; where you meet it: " + met)
     return "\n".join(lines)
 
 
