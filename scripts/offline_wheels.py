@@ -2,7 +2,8 @@
 
 A GPU host often has JAX with its CUDA plugin, NumPy, SciPy, pandas,
 matplotlib and CuPy, but not the tools that execute and test notebooks
-(a Jupyter kernel, nbclient, nbval, jupytext, ipywidgets, Perfetto), and
+(a Jupyter kernel, nbclient, nbval, jupytext, ipywidgets, Perfetto,
+NVML's Python binding), and
 no way to download them. Two steps:
 
 * ``download DIR`` (where pip reaches PyPI): the wheels of `TOOLS` and of
@@ -33,7 +34,8 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 # What `make record` and `make test-gpu` need beyond JAX's own stack.
 TOOLS = ("ipykernel", "nbclient", "nbval", "jupytext", "ipywidgets",
-         "perfetto", "pyyaml", "absl-py", "flatbuffers", "xprof")
+         "perfetto", "pyyaml", "absl-py", "flatbuffers", "xprof",
+         "nvidia-ml-py")
 # manylinux tags a current x86-64 Linux host accepts, newest first. pip
 # matches each exactly, so a wheel tagged only manylinux_2_27 (xprof
 # 2.24) is missed unless 2_27 is named: pip then fell back to xprof

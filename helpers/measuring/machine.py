@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import jax
 
+from helpers.measuring import gpu_state
+
 if TYPE_CHECKING:  # pandas is imported where a table is made
     import pandas as pd
 
@@ -137,8 +139,10 @@ def describe() -> dict[str, Any]:
         ``device_count``, ``compute_capability``, ``memory_bytes``,
         ``total_memory_bytes``, ``driver``, ``platform_version``,
         ``jax``, ``jaxlib``, ``python``,
-        ``machine``, ``xla_flags``, ``colab`` and ``date`` (UTC, ISO 8601).
-        Values that do not apply (a driver on a CPU) are None.
+        ``machine``, ``xla_flags``, ``colab``, ``date`` (UTC, ISO 8601)
+        and ``gpu_state`` (the GPU's clocks, power and temperature now:
+        `helpers.measuring.gpu_state.snapshot`). Values that do not apply
+        (a driver on a CPU) are None.
 
     Example:
         >>> describe()["backend"]
@@ -166,6 +170,7 @@ def describe() -> dict[str, Any]:
         "colab": in_colab(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(
             timespec="seconds"),
+        "gpu_state": gpu_state.snapshot() if on_gpu() else None,
     }
 
 
@@ -367,7 +372,8 @@ DESCRIBED_AS = {
     "driver": "NVIDIA driver", "platform_version": "XLA platform",
     "jax": "jax", "jaxlib": "jaxlib", "python": "Python",
     "machine": "operating system", "xla_flags": "XLA_FLAGS",
-    "colab": "on Colab", "date": "date (UTC)"}
+    "colab": "on Colab", "date": "date (UTC)",
+    "gpu_state": "GPU clocks, power, temperature"}
 
 
 def environment_table() -> pd.DataFrame:
@@ -379,6 +385,8 @@ def environment_table() -> pd.DataFrame:
     for key in ("memory_bytes", "total_memory_bytes"):
         if info[key] is not None:
             info[key] = round(info[key] / 2**30, 1)
+    info["gpu_state"] = (gpu_state.describe(info["gpu_state"])
+                         if on_gpu() else None)
     rows = {DESCRIBED_AS.get(key, key): value for key, value in info.items()}
     rows["on Colab"] = "yes" if info["colab"] else "no"
     rows["XLA_FLAGS"] = info["xla_flags"] or "none set"
