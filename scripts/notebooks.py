@@ -10,7 +10,12 @@ the outputs that the book, Colab and nbval use. This script:
   setup cell goes first (with the repository URL from ``_config.yml``) and
   the Colab metadata on;
 * ``execute [NN_slug ...]``: runs chapters top to bottom and stores the
-  outputs, printing how long each took;
+  outputs, stamped with who executed them, when, in how many seconds,
+  and the GPU's clocks, power and temperature before and after
+  (`helpers.page.executions.stamp`); on a GPU with ``BOOK_RECORD=1`` the
+  executed notebook is also kept as that GPU's page,
+  ``recorded/<device>/<chapter>.ipynb``, which the book shows while the
+  chapter's code stays the same;
 * ``check``: exits non-zero when a chapter is out of sync (for tests).
 
 Usage: python scripts/notebooks.py sync|execute|check [chapter ...]
@@ -19,6 +24,8 @@ Usage: python scripts/notebooks.py sync|execute|check [chapter ...]
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
 import os
 import sys
 import time
@@ -29,6 +36,7 @@ import nbformat
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # helpers, on a host where it is not installed
 CHAPTERS = ROOT / "chapters"
 FORMATS = "ipynb,md:myst"
 COLAB_METADATA = {
@@ -129,23 +137,71 @@ def sync(paths: list[Path]) -> None:
         print(f"synced {md_path.stem}")
 
 
-def execute(paths: list[Path]) -> None:
-    from nbclient import NotebookClient
+# Run in the chapter's kernel after its last cell: the provenance of the
+# machine that executed it, as the kernel itself sees it.
+_EXECUTOR_PROBE = ("import json\nfrom helpers.measuring import machine\n"
+                   "print(json.dumps(machine.describe()))")
 
+
+def execute(paths: list[Path]) -> None:
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     for md_path in paths:
         notebook = expected_notebook(md_path)
-        start = time.perf_counter()
-        # No widget state is stored: the book draws each widget's static
-        # view, and a live front end rebuilds the widget when run.
-        notebook.metadata.pop("widgets", None)
+        seconds = execute_notebook(notebook, md_path.parent)
+        write_pair(notebook, md_path)
+        kept = keep_as_page(notebook, md_path.stem)
+        print(f"executed {md_path.stem} in {seconds:.1f} s"
+              + (f"; kept as {kept}" if kept else ""))
+
+
+def execute_notebook(notebook: nbformat.NotebookNode, folder: Path) -> float:
+    """Run ``notebook`` in a fresh kernel in ``folder``, store its outputs
+    and stamp it with its execution (`helpers.page.executions.stamp`);
+    returns the seconds it took."""
+    from nbclient import NotebookClient
+
+    from helpers.measuring import gpu_state
+    from helpers.page import executions
+
+    # No widget state is stored: the book draws each widget's static
+    # view, and a live front end rebuilds the widget when run.
+    notebook.metadata.pop("widgets", None)
+    notebook.metadata.pop(executions.KEY, None)
+    probe = nbformat.v4.new_code_cell(_EXECUTOR_PROBE)
+    notebook.cells.append(probe)
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    gpu_start = gpu_state.snapshot()
+    begin = time.perf_counter()
+    try:
         NotebookClient(notebook, timeout=900, kernel_name="python3",
                        store_widget_state=False,
-                       resources={"metadata": {"path": str(md_path.parent)}}
+                       resources={"metadata": {"path": str(folder)}}
                        ).execute()
-        write_pair(notebook, md_path)
-        print(f"executed {md_path.stem} in "
-              f"{time.perf_counter() - start:.1f} s")
+    finally:
+        notebook.cells.remove(probe)
+    seconds = time.perf_counter() - begin
+    executor = json.loads("".join(
+        o.get("text", "") for o in probe.outputs if o.output_type == "stream"))
+    executions.stamp(notebook, executor=executor, started=started,
+                     seconds=seconds, gpu_start=gpu_start,
+                     gpu_end=gpu_state.snapshot())
+    return seconds
+
+
+def keep_as_page(notebook: nbformat.NotebookNode, chapter: str
+                 ) -> Path | None:
+    """On a GPU with ``BOOK_RECORD=1``, keep the executed ``notebook`` as
+    that GPU's page of ``chapter``; elsewhere keep nothing."""
+    from helpers.measuring import machine
+    from helpers.page import executions
+
+    executor = executions.execution(notebook)["executor"]
+    if os.environ.get("BOOK_RECORD") != "1" or executor["backend"] != "gpu":
+        return None
+    path = executions.page_path(chapter, machine.device_slug(executor))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, str(path))
+    return path
 
 
 def check(paths: list[Path]) -> int:

@@ -217,6 +217,30 @@ def summary() -> str:
     return format_provenance(describe())
 
 
+def short_name(device: str) -> str:
+    """What the text calls a device after naming it once: the model
+    without the maker or the memory, ``'H100'`` for ``'NVIDIA H100 80GB
+    HBM3'``.
+
+    Example:
+        >>> [short_name(d) for d in ("NVIDIA H100 80GB HBM3", "NVIDIA H200",
+        ...  "Tesla T4", "NVIDIA A100-SXM4-40GB", "NVIDIA GeForce RTX 4090",
+        ...  "cpu", "TPU v5 lite")]
+        ['H100', 'H200', 'T4', 'A100', 'RTX 4090', 'CPU', 'TPU v5 lite']
+    """
+    if not isinstance(device, str) or not device.strip():
+        raise ValueError(f"a device name is a non-empty str, got {device!r}"
+                         "; pass describe()['device'].")
+    if device.lower() == "cpu":
+        return "CPU"
+    name = re.sub(r"^(NVIDIA|Tesla|GeForce|Quadro)\s+", "", device.strip())
+    name = re.sub(r"^(NVIDIA|Tesla|GeForce|Quadro)\s+", "", name)
+    if name.startswith("RTX "):
+        return " ".join(name.split()[:2])
+    model = re.match(r"[A-Z]+[0-9]+[A-Za-z]?\b", name)  # H100, A10G, T4
+    return model.group(0) if model else name
+
+
 def device_slug(info: dict[str, Any] | None = None) -> str:
     """A folder name for a device: ``'NVIDIA H100 80GB HBM3'`` becomes
     ``'nvidia-h100-80gb-hbm3'``. Recorded results live under it.

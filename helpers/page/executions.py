@@ -1,0 +1,339 @@
+"""Which machine executed a page, and what the book shows of it.
+
+The book's pages are the reference GPU's own execution of each chapter.
+Executing a chapter (``scripts/notebooks.py execute``) stamps the
+notebook with who ran it (`stamp`): the machine's provenance, when, how
+long, and the GPU's clocks, power and temperature at the start and the
+end. On a GPU with ``BOOK_RECORD=1`` the executed notebook is also kept
+as that GPU's page, ``recorded/<device>/<chapter>.ipynb`` (`page_path`).
+
+The build (``_ext/executed_pages.py``) then shows, for each chapter,
+`page`: the reference GPU's execution whenever the chapter's code cells
+are the ones that ran there, with today's text (jupyter-cache's rule: an
+edit to the prose needs no new execution, an edit to the code does).
+Otherwise the page is this machine's execution, saying so in one line at
+its top, and each cell tagged ``measurement`` (its output measures the
+machine that runs it) shows the reference GPU's output where that cell
+ran there unchanged, with this machine's output folded under it.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from helpers.measuring import machine
+
+# The notebook metadata key the book's own facts live under.
+KEY = "book"
+# The tag of a cell whose output measures the machine that executes it.
+MEASUREMENT = "measurement"
+# The class of the line naming a page's executor (styled by
+# _static/outputs.css, found by scripts/browse_book.py).
+EXECUTOR_CLASS = "page-executor"
+# The book's reference GPU, as jax names its device kind (its slug is
+# helpers.measuring.recorded.REFERENCE_DEVICE).
+REFERENCE_DEVICE = "nvidia-h100-80gb-hbm3"
+
+
+def code_sources(notebook: nbformat.NotebookNode) -> list[str]:
+    """The sources of the code cells, in order: what an execution ran.
+
+    Example:
+        >>> nb = nbformat.v4.new_notebook(cells=[
+        ...     nbformat.v4.new_markdown_cell("# Title"),
+        ...     nbformat.v4.new_code_cell("x = 1  \\n")])
+        >>> code_sources(nb)
+        ['x = 1']
+    """
+    return [cell.source.rstrip() for cell in notebook.cells
+            if cell.cell_type == "code"]
+
+
+def same_code(one: nbformat.NotebookNode,
+              other: nbformat.NotebookNode) -> bool:
+    """True when the two notebooks run the same code cells in the same
+    order (markdown, tags and outputs may differ)."""
+    return code_sources(one) == code_sources(other)
+
+
+def stamp(notebook: nbformat.NotebookNode, *, executor: dict[str, Any],
+          started: str, seconds: float, gpu_start: dict[str, Any] | None,
+          gpu_end: dict[str, Any] | None) -> None:
+    """Record in ``notebook`` who executed it, when and how long it took.
+
+    Args:
+        executor: the executing machine's provenance
+            (`helpers.measuring.machine.describe`, taken in its kernel).
+        started: when the execution began (ISO 8601, UTC).
+        seconds: how long it took, kernel start to last cell.
+        gpu_start, gpu_end: `helpers.measuring.gpu_state.snapshot` before
+            the first cell and after the last (None without a GPU).
+    """
+    for key in ("device", "backend", "jax", "date"):
+        if key not in executor:
+            raise ValueError(f"the executor's provenance lacks {key!r}: "
+                             "pass helpers.measuring.machine.describe() "
+                             "taken in the kernel that ran the notebook.")
+    notebook.metadata[KEY] = {"execution": {
+        "executor": executor, "started": started, "seconds": seconds,
+        "gpu_start": gpu_start, "gpu_end": gpu_end}}
+
+
+def execution(notebook: nbformat.NotebookNode) -> dict[str, Any] | None:
+    """What `stamp` recorded in ``notebook``, or None (never executed by
+    ``scripts/notebooks.py``)."""
+    return notebook.metadata.get(KEY, {}).get("execution")
+
+
+def recorded_root() -> Path:
+    """The ``recorded/`` folder (``$BOOK_RECORDED_DIR`` overrides it, as
+    for `helpers.measuring.recorded`)."""
+    override = os.environ.get("BOOK_RECORDED_DIR")
+    return Path(override) if override else (
+        Path(machine.repo_root()) / "recorded")
+
+
+def page_path(chapter: str, device: str = REFERENCE_DEVICE) -> Path:
+    """Where ``device``'s execution of ``chapter`` is kept:
+    ``recorded/<device>/<chapter>.ipynb``."""
+    if not chapter[:2].isdigit() or "/" in chapter:
+        raise ValueError(f"chapter {chapter!r} must be a chapter's file "
+                         "name without its suffix, e.g. '01_measuring'.")
+    return recorded_root() / device / f"{chapter}.ipynb"
+
+
+def reference_page(chapter: str, device: str = REFERENCE_DEVICE
+                   ) -> nbformat.NotebookNode | None:
+    """The reference GPU's kept execution of ``chapter``, or None."""
+    path = page_path(chapter, device)
+    return nbformat.read(path, as_version=4) if path.exists() else None
+
+
+def page(chapter: nbformat.NotebookNode,
+         reference: nbformat.NotebookNode | None,
+         *, recorded_on: dict[str, Any] | None = None
+         ) -> nbformat.NotebookNode:
+    """The page the book shows for a chapter.
+
+    Args:
+        chapter: the chapter as stored, executed on this machine.
+        reference: the reference GPU's execution of it (`reference_page`),
+            or None where it has none.
+        recorded_on: for a chapter without a reference execution, the
+            provenance of the reference GPU's recordings the prose quotes
+            (None: the chapter quotes none).
+
+    Returns:
+        With ``reference`` running the same code: the chapter's cells with
+        the reference's outputs. Otherwise: the chapter as executed here,
+        its ``measurement`` cells' outputs folded and led by the
+        reference's where the same cell ran there. Either way, the line
+        naming the executor opens the page.
+    """
+    if reference is not None and same_code(chapter, reference):
+        shown = _with_outputs_of(chapter, reference)
+        line = executed_by(execution(reference))
+        return _opened_with(shown, line, fallback=False)
+    shown = _folded(chapter, reference)
+    line = fallback_line(execution(chapter),
+                         execution(reference) if reference else None,
+                         recorded_on)
+    return _opened_with(shown, line, fallback=True)
+
+
+def _with_outputs_of(chapter: nbformat.NotebookNode,
+                     reference: nbformat.NotebookNode
+                     ) -> nbformat.NotebookNode:
+    shown = copy.deepcopy(chapter)
+    ran = [c for c in reference.cells if c.cell_type == "code"]
+    mine = [c for c in shown.cells if c.cell_type == "code"]
+    for cell, there in zip(mine, ran):
+        cell.outputs = copy.deepcopy(there.outputs)
+        cell.execution_count = there.get("execution_count")
+    shown.metadata[KEY] = copy.deepcopy(reference.metadata[KEY])
+    return shown
+
+
+def _folded(chapter: nbformat.NotebookNode,
+            reference: nbformat.NotebookNode | None
+            ) -> nbformat.NotebookNode:
+    """This machine's execution, each measurement's output folded under
+    the reference GPU's output of the same cell where it has one."""
+    shown = copy.deepcopy(chapter)
+    there = _outputs_by_source(reference) if reference else {}
+    here = short_name(execution(chapter))
+    cells = []
+    for cell in shown.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type != "code" or MEASUREMENT not in tags \
+                or "remove-cell" in tags or not cell.outputs:
+            cells.append(cell)
+            continue
+        led = copy.deepcopy(cell)
+        led.outputs = _without_glue(there.get(cell.source.rstrip(), []))
+        folded = copy.deepcopy(cell)
+        folded.metadata["tags"] = [t for t in tags if t not in (
+            "hide-input", "hide-output", "hide-cell")] + [
+            "remove-input", "hide-output"]
+        folded.metadata["mystnb"] = {
+            "code_prompt_show": f"Show the output on this machine ({here})",
+            "code_prompt_hide": f"Hide the output on this machine ({here})"}
+        # the code, then the reference's output (where the same cell ran
+        # there), then this machine's, folded
+        cells += [led, folded]
+    shown.cells = cells
+    return shown
+
+
+def _outputs_by_source(notebook: nbformat.NotebookNode
+                       ) -> dict[str, list[Any]]:
+    """Each code cell's outputs by its source (the first cell with a
+    source wins: a repeated cell ran the same code)."""
+    found: dict[str, list[Any]] = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            found.setdefault(cell.source.rstrip(), cell.outputs)
+    return found
+
+
+def _without_glue(outputs: list[Any]) -> list[Any]:
+    """``outputs`` less the values glued for the prose (MyST-NB's
+    ``scrapbook`` outputs): the page's prose reads this machine's
+    execution's glue, and a name glued twice is an error."""
+    return [copy.deepcopy(o) for o in outputs
+            if "scrapbook" not in o.get("metadata", {})]
+
+
+def _opened_with(notebook: nbformat.NotebookNode, line: str, *,
+                 fallback: bool) -> nbformat.NotebookNode:
+    """``notebook`` with ``line`` as a block right under its title."""
+    classes = EXECUTOR_CLASS + (" fallback" if fallback else "")
+    block = f":::{{container}} {classes}\n{line}\n:::"
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.split("\n")
+        for i, text in enumerate(lines):
+            if text.startswith("# "):
+                lines[i + 1:i + 1] = ["", block]
+                cell.source = "\n".join(lines)
+                return notebook
+    notebook.cells.insert(0, nbformat.v4.new_markdown_cell(block))
+    return notebook
+
+
+# A recording a chapter's code asks for: recorded.reference("01_measuring/
+# summary"), recorded.narrated(\n "02_fusion/sweep", ...).
+_RECORDING = re.compile(r'recorded\.\w+\(\s*"([0-9]{2}_[a-z0-9_]+/'
+                        r'[a-z0-9_\-]+)"')
+
+
+def quoted_provenance(notebook: nbformat.NotebookNode,
+                      device: str = REFERENCE_DEVICE
+                      ) -> dict[str, Any] | None:
+    """The provenance of the newest of ``device``'s recordings that
+    ``notebook``'s code reads (the numbers its prose quotes), or None
+    where it reads none."""
+    names = {name for source in code_sources(notebook)
+             for name in _RECORDING.findall(source)}
+    found = []
+    for name in sorted(names):
+        path = recorded_root() / device / f"{name}.json"
+        if path.exists():
+            found.append(json.loads(path.read_text())["provenance"])
+    return max(found, key=lambda p: str(p["date"])) if found else None
+
+
+# --- the line at the top ---------------------------------------------------
+
+def short_name(info: dict[str, Any] | str | None) -> str:
+    """What the text calls a machine after naming it once: ``'H100'`` for
+    ``'NVIDIA H100 80GB HBM3'``, ``'CPU'`` for a CPU.
+
+    Args:
+        info: a device name, a `helpers.measuring.machine.describe` dict,
+            or an execution (`execution`); None gives ``'this machine'``.
+
+    Example:
+        >>> [short_name(n) for n in ("NVIDIA H100 80GB HBM3", "NVIDIA H200",
+        ...  "Tesla T4", "NVIDIA A100-SXM4-40GB", "NVIDIA L4", "cpu")]
+        ['H100', 'H200', 'T4', 'A100', 'L4', 'CPU']
+    """
+    return machine.short_name(_device_name(info)) if info else "this machine"
+
+
+def _device_name(info: dict[str, Any] | str) -> str:
+    if isinstance(info, str):
+        return info
+    who = info["executor"] if "executor" in info else info
+    return str(who["device"])
+
+
+def _day(iso: str) -> str:
+    """``'2026-12-01T09:30:00+00:00'`` -> ``'1 December 2026'``."""
+    when = dt.date.fromisoformat(str(iso)[:10])
+    return f"{when.day} {when:%B %Y}"
+
+
+def _machine_words(executor: dict[str, Any]) -> str:
+    if executor.get("backend") == "cpu":
+        return f"a CPU ({executor.get('machine', 'this machine')})"
+    device = executor["device"]
+    # "an NVIDIA H100" (en-vidia), "a Tesla T4"
+    return f"an {device}" if device[0] in "AEIOU" or device.startswith(
+        "NVIDIA") else f"a {device}"
+
+
+def executed_by(run: dict[str, Any] | None) -> str:
+    """The line naming a page's executor: the device, once, in full;
+    jax; and the day.
+
+    Example:
+        >>> executed_by({"executor": {"device": "NVIDIA H100 80GB HBM3",
+        ...     "backend": "gpu", "jax": "0.11.2",
+        ...     "date": "2026-12-01T09:30:00+00:00"}}).split(" with ")
+        ['Executed on an NVIDIA H100 80GB HBM3', \
+'jax 0.11.2 on 1 December 2026.']
+    """
+    if run is None:
+        return "Executed before pages recorded their executor."
+    who = run["executor"]
+    return (f"Executed on {_machine_words(who)} with jax {who['jax']} on "
+            f"{_day(who['date'])}.")
+
+
+def fallback_line(here: dict[str, Any] | None,
+                  reference: dict[str, Any] | None,
+                  recorded_on: dict[str, Any] | None) -> str:
+    """The line opening a page executed on this machine: who executed it,
+    and whose results lead each section.
+
+    Args:
+        here: this machine's execution (`execution`).
+        reference: the reference GPU's execution this one replaces, or
+            None where it never executed the chapter.
+        recorded_on: the provenance of the reference GPU's recordings the
+            prose quotes, or None where it quotes none.
+    """
+    line = executed_by(here)
+    if reference is not None:
+        gpu = reference["executor"]
+        return (f"{line} Its code changed after the book's reference GPU, "
+                f"{_machine_words(gpu)}, executed it on "
+                f"{_day(gpu['date'])}: each measurement shows that GPU's "
+                "output first, and this machine's folded under it.")
+    if recorded_on is not None:
+        return (f"{line} The results the text quotes are the book's "
+                f"reference GPU's, {_machine_words(recorded_on)} (jax "
+                f"{recorded_on['jax']}, recorded on "
+                f"{_day(recorded_on['date'])}); this machine's outputs are "
+                "folded.")
+    return line
