@@ -14,6 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.util.docutils import SphinxDirective
 
 from helpers.page import executions
 
@@ -34,6 +37,24 @@ def show_reference_execution(app, docname: str, source: list[str]) -> None:
     source[0] = nbformat.writes(shown)
 
 
+class ExecutedPages(SphinxDirective):
+    """``{executed-pages}``: a table of the execution each chapter page
+    shows (`executions.executions_table`), made at build time, so that it
+    always describes the book being built."""
+
+    def run(self) -> list[nodes.Node]:
+        chapters = Path(self.env.srcdir) / "chapters"
+        for path in chapters.glob("[0-9][0-9]_*.ipynb"):
+            self.env.note_dependency(str(path))
+            self.env.note_dependency(str(executions.page_path(path.stem)))
+        container = nodes.container(classes=["executed-pages"])
+        self.state.nested_parse(StringList(
+            executions.executions_table(chapters).splitlines()),
+            self.content_offset, container)
+        return [container]
+
+
 def setup(app):
     app.connect("source-read", show_reference_execution)
+    app.add_directive("executed-pages", ExecutedPages)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

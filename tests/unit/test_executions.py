@@ -155,3 +155,29 @@ def test_a_page_is_kept_only_on_a_gpu_recording(tmp_path, monkeypatch):
 def test_a_chapter_name_is_checked():
     with pytest.raises(ValueError, match="01_measuring"):
         executions.page_path("chapters/01_measuring.ipynb")
+
+
+def test_the_reproducibility_table_says_which_execution_each_page_shows(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path / "recorded"))
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    hot = {"sm_clock_mhz": 1755, "temperature_c": 63,
+           "reasons": ["software power cap"]}
+    cool = {"sm_clock_mhz": 1980, "temperature_c": 41, "reasons": ["idle"]}
+    gpu = chapter(ON_H100)
+    gpu.metadata["book"]["execution"].update(gpu_start=cool, gpu_end=hot)
+    for name, here in (("01_copying", chapter(ON_CPU)),
+                       ("02_edited", chapter(ON_CPU, measure="x = 2"))):
+        nbformat.write(here, chapters / f"{name}.ipynb")
+        page = executions.page_path(name)
+        page.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(gpu, page)
+    table = executions.executions_table(chapters).splitlines()
+    assert table[2] == ("| Copying | H100 | 1 December 2026 | 12 | "
+                        "1980 → 1755 | 41 → 63 | software power cap |")
+    assert table[3] == ("| Copying | CPU | 28 November 2026 | 12 | — | — "
+                        "| — |")
+    assert table[-1] == ("Shown from this machine because their code "
+                         "changed after the reference GPU executed them: "
+                         "Copying (1 December 2026).")
