@@ -7,15 +7,17 @@ after another. Three steps, two of them there:
   took at the last visit, cut into commands that fit the per-command
   budget;
 * ``run --out DIR CHAPTER ...`` (on the GPU): executes each chapter live
-  with recording on, saving every result the moment it is measured;
-  logs each chapter's wall time; stops starting chapters when the next
-  would not fit the budget; and after every chapter re-packs everything
-  made so far into ``DIR/gpu-visit.tar.gz`` (at most 16 MiB), so a command
-  cut off at its limit loses only the chapter in progress. ``--tests``
-  adds the GPU tests (``tests/gpu``), with a JUnit file;
+  with recording on, saving every result the moment it is measured and
+  the executed chapter as the GPU's page
+  (``recorded/<device>/<chapter>.ipynb``); logs each chapter's wall time;
+  stops starting chapters when the next would not fit the budget; and
+  after every chapter re-packs everything made so far into
+  ``DIR/gpu-visit.tar.gz`` (at most 16 MiB), so a command cut off at its
+  limit loses only the chapter in progress. ``--tests`` adds the GPU
+  tests (``tests/gpu``), with a JUnit file;
 * ``unpack ARCHIVE`` (here): checks every recording's schema and
-  provenance, refuses a chapter whose recordings are incomplete, and
-  copies the rest into ``recorded/``.
+  provenance, refuses a chapter whose recordings or page are incomplete,
+  and copies the rest into ``recorded/``.
 
 Usage::
 
@@ -126,7 +128,6 @@ def run(chapters: list[str], out: Path, budget_s: float, *,
     out.mkdir(parents=True, exist_ok=True)
     staging = out / "staging"
     (staging / "recorded").mkdir(parents=True, exist_ok=True)
-    (staging / "notebooks").mkdir(exist_ok=True)
     times = last_times() if times is None else times
     log = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "device": _gpu_name(), "budget_s": budget_s, "chapters": []}
@@ -170,8 +171,9 @@ def _gpu_name() -> str | None:
 
 def _execute(chapter: str, staging: Path, timeout: float,
              chapters_dir: Path) -> dict:
-    """One chapter, in a child process: recordings go straight into the
-    staging folder as they are made."""
+    """One chapter, in a child process: recordings, and the executed
+    chapter as the GPU's page, go straight into the staging folder as
+    they are made."""
     env = {**os.environ, "BOOK_RECORD": "1", "PYTHONUNBUFFERED": "1",
            "BOOK_RECORDED_DIR": str(staging / "recorded")}
     begin = time.monotonic()
@@ -185,9 +187,6 @@ def _execute(chapter: str, staging: Path, timeout: float,
     except subprocess.TimeoutExpired as err:
         status, tail = "failed: out of time", str(err.stdout or "")[-3000:]
     seconds = time.monotonic() - begin
-    executed = chapters_dir / f"{chapter}.ipynb"
-    if status == "ok" and executed.exists():
-        shutil.copy(executed, staging / "notebooks" / executed.name)
     print(f"gpu_visit: {chapter}: {status} in {seconds:.0f} s", flush=True)
     return {"chapter": chapter, "status": status, "seconds": seconds,
             **({} if status == "ok" else {"output": tail})}
@@ -219,11 +218,11 @@ def _save_log(staging: Path, log: dict) -> None:
 
 def pack(staging: Path, archive: Path, limit: int = ARCHIVE_LIMIT) -> Path:
     """Everything in ``staging`` as one gzipped tar of at most ``limit``
-    bytes. Over the limit, the executed notebooks are left out first,
-    largest first (the recordings and the log are what the book needs),
-    and the log says which."""
+    bytes. Over the limit, the executed pages are left out, largest
+    first (the recordings and the log are what the next visit cannot
+    redo from them), and the log says which."""
     left_out: list[str] = []
-    notebooks = sorted((staging / "notebooks").glob("*.ipynb"),
+    notebooks = sorted((staging / "recorded").glob("*/*.ipynb"),
                        key=lambda p: p.stat().st_size, reverse=True)
     while True:
         partial = archive.with_suffix(".partial")
@@ -277,9 +276,16 @@ def unpack(archive: Path, recorded_root: Path | None = None,
             want = set(expected_recordings(chapter, chapters_dir))
             have = {name for name in found
                     if name.startswith(chapter + "/")}
+            pages = _checked_pages(staging / "recorded", chapter)
             if want - have:
                 refused[chapter] = f"missing {sorted(want - have)}"
+            elif log.get("device") and not pages:
+                refused[chapter] = "no executed page"
             else:
+                for device, page in pages.items():
+                    target = recorded_root / device / page.name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(page, target)
                 for name in sorted(have):
                     source, device = found[name]
                     target = recorded_root / device / f"{name}.json"
@@ -304,6 +310,7 @@ def _update_history(path: Path, log: dict) -> None:
     fresh = {e["chapter"]: {**e, "device": log.get("device")}
              for e in log["chapters"] if e["status"] == "ok"}
     kept = [e for e in runs if e["chapter"] not in fresh]
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"chapters": kept + list(fresh.values())},
                                indent=1) + "\n")
 
@@ -317,6 +324,25 @@ def _copy_fixtures(staging: Path, recorded_root: Path, chapter: str
         device = folder.parent.parent.name
         shutil.copytree(folder, recorded_root / device / chapter /
                         folder.name, dirs_exist_ok=True)
+
+
+def _checked_pages(folder: Path, chapter: str) -> dict[str, Path]:
+    """``{device: path}`` of the executed pages of ``chapter`` in
+    ``folder``, each checked to be stamped by the GPU its folder names."""
+    import nbformat
+
+    from helpers.measuring import machine
+    from helpers.page import executions
+
+    pages = {}
+    for path in sorted(folder.glob(f"*/{chapter}.ipynb")):
+        run = executions.execution(nbformat.read(path, as_version=4))
+        if run is None or machine.device_slug(run["executor"]) != \
+                path.parent.name:
+            raise ValueError(f"{path}: not stamped as executed on "
+                             f"{path.parent.name}.")
+        pages[path.parent.name] = path
+    return pages
 
 
 def _checked_recordings(folder: Path, recorded, machine) -> dict:

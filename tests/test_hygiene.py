@@ -15,7 +15,14 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
 ALLOWED_TAGS = {"remove-cell", "remove-output", "hide-input", "hide-output",
                 "raises-exception", "nbval-check-output",
-                "nbval-ignore-output", "nbval-skip"}
+                "nbval-ignore-output", "nbval-skip",
+                # its output measures the machine that executes the page
+                # (helpers.page.executions.MEASUREMENT)
+                "measurement"}
+# An executed page stays small enough for git: the GPU's pages are kept in
+# recorded/ at every visit, and this machine's in chapters/.
+PAGE_LIMIT_BYTES = 1 << 20
+PAGES_LIMIT_BYTES = 8 << 20  # one device's pages together
 
 
 def _toc_files(node):
@@ -31,6 +38,18 @@ def _toc_files(node):
 
 def test_there_are_chapters():
     assert len(CHAPTERS) >= 2
+
+
+@pytest.mark.parametrize("folder", [ROOT / "chapters", *sorted(
+    p for p in (ROOT / "recorded").glob("*/") if p.is_dir())],
+    ids=lambda p: p.name)
+def test_executed_pages_are_small_enough_for_git(folder):
+    pages = sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    too_big = {p.name: p.stat().st_size for p in pages
+               if p.stat().st_size > PAGE_LIMIT_BYTES}
+    assert not too_big, (f"pages over {PAGE_LIMIT_BYTES} bytes: {too_big}; "
+                         "print less, or save smaller figures")
+    assert sum(p.stat().st_size for p in pages) <= PAGES_LIMIT_BYTES
 
 
 def test_toc_and_chapters_agree():

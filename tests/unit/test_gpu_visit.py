@@ -4,6 +4,7 @@ with recording on, an archive packed after each, unpacked and checked."""
 import json
 import tarfile
 
+import nbformat
 import pytest
 
 from scripts import gpu_visit
@@ -70,14 +71,84 @@ def test_each_chapter_is_logged_with_its_time(visit):
     assert "RuntimeError" in log["chapters"][1]["output"]
 
 
-def test_the_archive_holds_the_recordings_the_log_and_notebooks(visit):
+def test_the_archive_holds_the_recordings_and_the_log(visit):
     _, out, _ = visit
     archive = out / gpu_visit.ARCHIVE
     assert archive.stat().st_size <= gpu_visit.ARCHIVE_LIMIT
     names = tarfile.open(archive).getnames()
     assert gpu_visit.LOG in names
     assert any(n.endswith("90_probe/result.json") for n in names)
-    assert "notebooks/90_probe.ipynb" in names
+    # a CPU keeps no page: only a GPU's execution is a page of the book
+    assert not any(n.endswith(".ipynb") for n in names)
+
+
+def staged(out, folder):
+    """The archive unpacked into ``folder``, to change and pack again."""
+    with tarfile.open(out / gpu_visit.ARCHIVE) as tar:
+        tar.extractall(folder, filter="data")
+    return folder
+
+
+def with_page(staging, chapter, executor, folder=None):
+    """The executed chapter kept as a page, as a GPU run keeps it (in its
+    GPU's folder, or in ``folder``)."""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from helpers.page import executions
+
+    notebook = new_notebook(cells=[new_code_cell("x = 1")])
+    executions.stamp(notebook, executor=executor, started="", seconds=1.0,
+                     gpu_start=None, gpu_end=None)
+    folder = folder or executor["device"].lower().replace(" ", "-")
+    path = staging / "recorded" / folder / f"{chapter}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+    return path
+
+
+H100 = {"device": "NVIDIA H100 80GB HBM3", "backend": "gpu", "jax": "0.11.2",
+        "date": "2026-12-01T09:30:00+00:00"}
+
+
+def on_a_gpu(staging):
+    """The staging folder's log as a GPU visit writes it."""
+    log = json.loads((staging / gpu_visit.LOG).read_text())
+    log["device"] = H100["device"]
+    (staging / gpu_visit.LOG).write_text(json.dumps(log))
+
+
+def test_a_gpu_visit_unpacks_each_chapters_page(visit, tmp_path):
+    chapters, out, _ = visit
+    staging = staged(out, tmp_path / "staging")
+    on_a_gpu(staging)
+    with_page(staging, "90_probe", H100)
+    gpu_visit.pack(staging, tmp_path / "gpu.tar.gz")
+    result = gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec",
+                              chapters)
+    assert "90_probe/result" in result["copied"]
+    page = tmp_path / "rec" / "nvidia-h100-80gb-hbm3" / "90_probe.ipynb"
+    assert nbformat.read(page, as_version=4).cells[0].source == "x = 1"
+
+
+def test_a_gpu_visit_without_a_chapters_page_is_refused(visit, tmp_path):
+    chapters, out, _ = visit
+    staging = staged(out, tmp_path / "staging")
+    on_a_gpu(staging)
+    gpu_visit.pack(staging, tmp_path / "gpu.tar.gz")
+    result = gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec",
+                              chapters)
+    assert result["refused"]["90_probe"] == "no executed page"
+
+
+def test_a_page_stamped_by_another_gpu_is_refused(visit, tmp_path):
+    chapters, out, _ = visit
+    staging = staged(out, tmp_path / "staging")
+    on_a_gpu(staging)
+    with_page(staging, "90_probe", H100, folder="nvidia-h200")
+    gpu_visit.pack(staging, tmp_path / "gpu.tar.gz")
+    with pytest.raises(ValueError, match="not stamped as executed on "
+                       "nvidia-h200"):
+        gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec", chapters)
 
 
 def test_unpack_copies_complete_chapters_and_refuses_the_rest(visit,
@@ -125,19 +196,18 @@ def test_a_recording_with_bad_provenance_is_refused(visit, tmp_path):
                          chapters)
 
 
-def test_an_archive_over_the_limit_leaves_notebooks_out(visit, tmp_path):
+def test_an_archive_over_the_limit_leaves_pages_out(visit, tmp_path):
     _, out, _ = visit
-    staging = tmp_path / "staging"
-    with tarfile.open(out / gpu_visit.ARCHIVE) as tar:
-        tar.extractall(staging, filter="data")
-    notebooks = sorted((staging / "notebooks").glob("*.ipynb"),
-                       key=lambda p: p.stat().st_size)
+    staging = staged(out, tmp_path / "staging")
+    with_page(staging, "90_probe", H100)
+    largest = with_page(staging, "92_short", H100)
+    largest.write_text(largest.read_text() + " " * 4000)
     small = tmp_path / "small.tar.gz"
     limit = gpu_visit.pack(staging, small).stat().st_size - 1
     gpu_visit.pack(staging, small, limit=limit)
     names = tarfile.open(small).getnames()
-    largest = notebooks[-1]
-    assert f"notebooks/{largest.name}" not in names  # left out first
+    assert not any(n.endswith(largest.name) for n in names)  # first out
+    assert any(n.endswith("90_probe.ipynb") for n in names)
     assert largest.exists()  # left out of the archive, not deleted
     assert any(n.endswith("result.json") for n in names)
     log = json.loads((staging / gpu_visit.LOG).read_text())
