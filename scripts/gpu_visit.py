@@ -194,22 +194,33 @@ def _execute(chapter: str, staging: Path, timeout: float,
 
 def _run_tests(staging: Path, timeout: float,
                paths: tuple[str, ...] = ("tests/gpu",)) -> dict:
-    """The GPU tests, with a JUnit file. (The chapters just executed
-    are the strict notebook check: no stored outputs to compare, so strict
-    nbval would only execute them a second time.)"""
+    """The GPU tests, with a JUnit file. The chapters just executed are
+    the new execution the strict check compares with the pages stored by
+    the last visit (``BOOK_FRESH_PAGES``), so none runs twice."""
     junit = staging / "test-gpu-junit.xml"
     command = [sys.executable, "-m", "pytest", *paths, "-p",
                "no:cacheprovider", f"--junitxml={junit}", "-q"]
+    device = _gpu_name()
+    fresh = staging / "recorded" / _slug(device) if device else None
+    env = {**os.environ, **({"BOOK_FRESH_PAGES": str(fresh)}
+                           if fresh else {})}
     begin = time.monotonic()
     try:
         done = subprocess.run(command, cwd=ROOT, capture_output=True,
-                              text=True, timeout=max(timeout, 1))
+                              text=True, timeout=max(timeout, 1), env=env)
         status = f"exit {done.returncode}"
         tail = (done.stdout + done.stderr)[-3000:]
     except subprocess.TimeoutExpired:
         status, tail = "failed: out of time", ""
     return {"status": status, "seconds": time.monotonic() - begin,
             "output": tail}
+
+
+def _slug(device: str) -> str:
+    """``helpers.measuring.machine.device_slug`` of a device name, without
+    starting JAX in this process."""
+    cleaned = "".join(ch if ch.isalnum() else "-" for ch in device.lower())
+    return "-".join(part for part in cleaned.split("-") if part)
 
 
 def _save_log(staging: Path, log: dict) -> None:

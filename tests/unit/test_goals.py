@@ -63,21 +63,31 @@ def test_strict_run_reads_junit_totals(tmp_path):
                      '</testsuite></testsuites>')
     run = goals.strict_run(junit)
     assert run["tests"] == "5" and run["failures"] == "1"
-    assert run["notebooks checked strictly"] == "0" and run["failed"] == ""
+    assert run["pages compared"] == "0" and run["failed"] == ""
 
 
-def test_strict_run_names_failed_tests_and_strict_notebooks(tmp_path):
+PAGES = ('<testcase classname="tests.gpu.test_pages_reproduce" '
+         'name="test_the_chapter_reproduces_its_stored_page[01_measuring]"/>'
+         '<testcase classname="tests.gpu.test_pages_reproduce" '
+         'name="test_the_chapter_reproduces_its_stored_page[02_fusion]">'
+         '<failure message="departs"/></testcase>'
+         '<testcase classname="tests.gpu.test_pages_reproduce" '
+         'name="test_the_chapter_reproduces_its_stored_page[07_multi_gpu]">'
+         '<skipped message="no page"/></testcase>')
+
+
+def test_strict_run_names_failed_tests_and_compared_pages(tmp_path):
     junit = tmp_path / "junit.xml"
     junit.write_text(
-        '<testsuites><testsuite tests="3" failures="1">'
-        '<testcase classname="chapters.01_measuring.ipynb" name="Cell 1"/>'
+        '<testsuites><testsuite tests="5" failures="2">' + PAGES +
         '<testcase classname="tests.gpu.test_on_gpu" name="test_a">'
         '<failure message="x"/></testcase>'
         '<testcase classname="tests.gpu.test_on_gpu" name="test_b"/>'
         '</testsuite></testsuites>')
     run = goals.strict_run(junit)
-    assert run["notebooks checked strictly"] == "1"
-    assert run["failed"] == "test_a"
+    assert (run["pages compared"], run["pages reproduced"]) == ("2", "1")
+    assert run["failed"] == ("test_the_chapter_reproduces_its_stored_page"
+                             "[02_fusion], test_a")
 
 
 def test_a_value_waiting_for_its_recording_is_named_not_blank():
@@ -103,20 +113,20 @@ def test_a_run_is_said_in_words(tmp_path):
     said = goals.run_in_words(goals.strict_run(junit))
     assert said.startswith("The last GPU test run (2026-11-26): 37 tests, "
                            "36 passed, 1 skipped and 0 failed.")
-    assert "compared no notebook's stored outputs" in said
+    assert said.endswith("No chapter was compared with a stored page of "
+                         "the same GPU: that run stored the first.")
     junit.write_text(
-        '<testsuites><testsuite tests="3" failures="1" timestamp="">'
-        '<properties><property name="device" value="NVIDIA H200"/>'
-        '</properties>'
-        '<testcase classname="chapters.01_measuring.ipynb" name="Cell 1"/>'
-        '<testcase classname="tests.gpu.test_on_gpu" name="test_a">'
-        '<failure message="x"/></testcase>'
+        '<testsuites><testsuite tests="5" failures="1" skipped="1" '
+        'timestamp=""><properties><property name="device" '
+        'value="NVIDIA H200"/></properties>' + PAGES +
         '<testcase classname="tests.gpu.test_on_gpu" name="test_b"/>'
         '</testsuite></testsuites>')
     said = goals.run_in_words(goals.strict_run(junit))
-    assert "(undated, on the NVIDIA H200): 3 tests, 2 passed, 0 skipped " \
-        "and 1 failed (test_a)." in said
-    assert "compared 1 notebook strictly" in said
+    assert "(undated, on the NVIDIA H200): 5 tests, 3 passed, 1 skipped " \
+        "and 1 failed (test_the_chapter_reproduces_its_stored_page" \
+        "[02_fusion])." in said
+    assert said.endswith("1 of 2 chapters executed again reproduced their "
+                         "stored pages.")
 
 
 def test_a_goal_is_judged_on_every_other_recorded_gpu(tmp_path, monkeypatch):

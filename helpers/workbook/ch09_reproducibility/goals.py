@@ -235,10 +235,16 @@ def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("chapter")
 
 
+# The strict check's test: one case per chapter, comparing a new
+# execution with the page stored by the GPU's last visit.
+PAGES_TEST = "test_the_chapter_reproduces_its_stored_page"
+
+
 def strict_run(junit: Path) -> dict[str, str] | None:
     """The totals of the last GPU test run (its JUnit XML: ``make
-    test-gpu``, or a GPU visit's tests), the notebooks it checked strictly,
-    and the tests that failed; None when none has been committed."""
+    test-gpu``, or a GPU visit's tests), the chapters it compared with
+    their stored pages and those that reproduced them, and the tests that
+    failed; None when none has been committed."""
     import xml.etree.ElementTree as ElementTree
 
     if not junit.exists():
@@ -252,10 +258,11 @@ def strict_run(junit: Path) -> dict[str, str] | None:
             "hostname")
     run = {key: suite.get(key, "") for key in keys}
     cases = gpu_test_run.cases(junit)
-    # nbval names a notebook's cells by the notebook's file
-    notebooks = {c["file"] or c["classname"] for c in cases
-                 if ".ipynb" in (c["file"] or c["classname"])}
-    run["notebooks checked strictly"] = str(len(notebooks))
+    compared = [c for c in cases if c["name"].startswith(PAGES_TEST)
+                and c["outcome"] != "skipped"]
+    run["pages compared"] = str(len(compared))
+    run["pages reproduced"] = str(sum(c["outcome"] == "passed"
+                                      for c in compared))
     run["failed"] = ", ".join(c["name"] for c in cases
                               if c["outcome"] == "failed")
     run["device"] = gpu_test_run.device(junit) or ""
@@ -264,8 +271,8 @@ def strict_run(junit: Path) -> dict[str, str] | None:
 
 def run_in_words(run: dict[str, str] | None) -> str:
     """`strict_run`'s totals as the page says them: when, how many passed,
-    were skipped and failed (named), and the notebooks compared strictly.
-    """
+    were skipped and failed (named), and how many chapters reproduced
+    their stored pages."""
     if run is None:
         return ("No GPU test run is recorded yet: `make test-gpu` on a GPU "
                 "writes recorded/test-gpu-junit.xml.")
@@ -279,13 +286,12 @@ def run_in_words(run: dict[str, str] | None) -> str:
             f": {counts['tests']} tests, {passed} passed, "
             f"{counts['skipped']} skipped and {failed} failed"
             + (f" ({run['failed']})." if run["failed"] else "."))
-    notebooks = int(run["notebooks checked strictly"])
-    if notebooks:
-        return text + (f" It compared {notebooks} notebook"
-                       f"{'' if notebooks == 1 else 's'} strictly.")
-    return text + (" It compared no notebook's stored outputs with a fresh "
-                   "run's: each chapter was checked by executing it on the "
-                   "GPU, which stops at the first cell that fails.")
+    compared = int(run.get("pages compared") or 0)
+    if compared:
+        return text + (f" {run['pages reproduced']} of {compared} chapters"
+                       " executed again reproduced their stored pages.")
+    return text + (" No chapter was compared with a stored page of the "
+                   "same GPU: that run stored the first.")
 
 
 if __name__ == "__main__":
