@@ -175,7 +175,7 @@ def _execute(chapter: str, staging: Path, timeout: float,
     chapter as the GPU's page, go straight into the staging folder as
     they are made."""
     env = {**os.environ, "BOOK_RECORD": "1", "PYTHONUNBUFFERED": "1",
-           "BOOK_RECORDED_DIR": str(staging / "recorded")}
+           "BOOK_RECORD_TO": str(staging / "recorded")}
     begin = time.monotonic()
     try:
         done = subprocess.run(

@@ -198,7 +198,8 @@ def keep_as_page(notebook: nbformat.NotebookNode, chapter: str
     executor = executions.execution(notebook)["executor"]
     if os.environ.get("BOOK_RECORD") != "1" or executor["backend"] != "gpu":
         return None
-    path = executions.page_path(chapter, machine.device_slug(executor))
+    path = executions.page_path(chapter, machine.device_slug(executor),
+                                writing=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, str(path))
     return path

@@ -50,8 +50,23 @@ def root() -> Path:
     return Path(machine.repo_root()) / "recorded"
 
 
+def write_root() -> Path:
+    """Where new recordings go: ``$BOOK_RECORD_TO`` (a GPU visit's staging
+    folder, packed after each chapter) or `root`. Recordings are read from
+    here first, then from `root`, so a chapter recorded in this visit is
+    quoted by the next chapter, and an older one is quoted otherwise."""
+    override = os.environ.get("BOOK_RECORD_TO")
+    return Path(override) if override else root()
+
+
+def _roots() -> list[Path]:
+    """Where recordings are read from, first found first."""
+    return list(dict.fromkeys([write_root(), root()]))
+
+
 def path_for(name: str, device: str = REFERENCE_DEVICE) -> Path:
-    """Where the recording ``name`` of ``device`` lives.
+    """Where the recording ``name`` of ``device`` lives: the first of
+    `write_root` and `root` that holds it, else where it would be saved.
 
     Args:
         name: ``'<chapter>/<result>'``, e.g. ``'01_measuring/dispatch'``.
@@ -63,7 +78,10 @@ def path_for(name: str, device: str = REFERENCE_DEVICE) -> Path:
             "e.g. '01_measuring/dispatch': a chapter folder (two digits, "
             "lower case) and a result name of lower-case letters, digits, "
             "'_' and '-'.")
-    return root() / device / f"{name}.json"
+    for folder in _roots():
+        if (folder / device / f"{name}.json").exists():
+            return folder / device / f"{name}.json"
+    return write_root() / device / f"{name}.json"
 
 
 def profile_folder(name: str, device: str = REFERENCE_DEVICE) -> Path:
@@ -71,7 +89,11 @@ def profile_folder(name: str, device: str = REFERENCE_DEVICE) -> Path:
     its JSON (``01_measuring/profile`` -> ``.../01_measuring/profile/``)
     that `helpers.profiler.trace.load` and `helpers.profiler.xprof_tables`
     read like the folder `jax.profiler.trace` wrote."""
-    return path_for(name, device).with_suffix("")
+    for folder in _roots():
+        found = folder / device / name
+        if found.is_dir():
+            return found
+    return write_root() / device / name
 
 
 def keep_profile(name: str, profile_dir: str | Path) -> Path | None:
@@ -88,7 +110,8 @@ def keep_profile(name: str, profile_dir: str | Path) -> Path | None:
         return None
     from helpers.profiler import trace, xplanes
 
-    target = profile_folder(name, machine.device_slug())
+    path_for(name)  # validate the name
+    target = write_root() / machine.device_slug() / name
     trace.trim(profile_dir, target)
     xplanes.trim(profile_dir, target)
     return target
@@ -122,7 +145,8 @@ def save(name: str, data: Any, *, provenance: dict[str, Any] | None = None
     """
     provenance = provenance or machine.describe()
     _check_provenance(provenance, name)
-    path = path_for(name, machine.device_slug(provenance))
+    path_for(name)  # validate the name
+    path = write_root() / machine.device_slug(provenance) / f"{name}.json"
     record = {"schema": SCHEMA, "name": name, "provenance": provenance,
               "data": data}
     text = json.dumps(record, default=_to_json, indent=1, allow_nan=False)
@@ -289,7 +313,8 @@ def other_gpus(name: str, device: str = REFERENCE_DEVICE) -> list[Result]:
         True
     """
     path_for(name, device)  # validate the name
-    folders = sorted(p.name for p in root().glob("*/") if p.is_dir())
+    folders = sorted({p.name for folder in _roots()
+                      for p in folder.glob("*/") if p.is_dir()})
     return [reference(name, slug) for slug in folders
             if slug != device and path_for(name, slug).exists()]
 

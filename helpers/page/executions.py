@@ -93,21 +93,25 @@ def execution(notebook: nbformat.NotebookNode) -> dict[str, Any] | None:
     return notebook.metadata.get(KEY, {}).get("execution")
 
 
-def recorded_root() -> Path:
+def recorded_root(*, writing: bool = False) -> Path:
     """The ``recorded/`` folder (``$BOOK_RECORDED_DIR`` overrides it, as
-    for `helpers.measuring.recorded`)."""
-    override = os.environ.get("BOOK_RECORDED_DIR")
+    for `helpers.measuring.recorded`; a GPU visit writes its new pages to
+    ``$BOOK_RECORD_TO``)."""
+    override = os.environ.get("BOOK_RECORD_TO") if writing else None
+    override = override or os.environ.get("BOOK_RECORDED_DIR")
     return Path(override) if override else (
         Path(machine.repo_root()) / "recorded")
 
 
-def page_path(chapter: str, device: str = REFERENCE_DEVICE) -> Path:
+def page_path(chapter: str, device: str = REFERENCE_DEVICE, *,
+              writing: bool = False) -> Path:
     """Where ``device``'s execution of ``chapter`` is kept:
-    ``recorded/<device>/<chapter>.ipynb``."""
+    ``recorded/<device>/<chapter>.ipynb`` (with ``writing``, where a new
+    one is written)."""
     if not chapter[:2].isdigit() or "/" in chapter:
         raise ValueError(f"chapter {chapter!r} must be a chapter's file "
                          "name without its suffix, e.g. '01_measuring'.")
-    return recorded_root() / device / f"{chapter}.ipynb"
+    return recorded_root(writing=writing) / device / f"{chapter}.ipynb"
 
 
 def reference_page(chapter: str, device: str = REFERENCE_DEVICE

@@ -199,3 +199,21 @@ def test_recording_on_the_reference_gpu_makes_the_new_run_the_reference(
     story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 2900.0})
     assert story.reference.data == {"gbps": 3100.0}
     assert story.yours.data == {"gbps": 2900.0}
+
+
+def test_a_visit_writes_apart_and_reads_its_own_recordings_first(
+        tmp_recorded, tmp_path_factory, monkeypatch):
+    """A GPU visit saves into its staging folder (BOOK_RECORD_TO); the
+    next chapter quotes what this visit recorded, else the checkout's."""
+    recorded.save("01_measuring/summary", {"run": "before"}, provenance=GPU)
+    recorded.save("02_fusion/sweep", {"run": "before"}, provenance=GPU)
+    staging = tmp_path_factory.mktemp("staging")
+    monkeypatch.setenv("BOOK_RECORD_TO", str(staging))
+    path = recorded.save("01_measuring/summary", {"run": "this visit"},
+                         provenance=GPU)
+    assert path.is_relative_to(staging)
+    assert recorded.reference("01_measuring/summary").data == {
+        "run": "this visit"}
+    assert recorded.reference("02_fusion/sweep").data == {"run": "before"}
+    assert recorded.load("01_measuring/summary", "nvidia-h100-80gb-hbm3"
+                         )["data"] == {"run": "this visit"}
