@@ -373,6 +373,74 @@ def narrated(name: str, measure: Callable[[], Any], *,
                     device=device)
 
 
+class Recording:
+    """A chapter's recording, made section by section as the chapter runs.
+
+    The prose quotes the reference GPU. Executed on that GPU, the page
+    must quote this execution, not the last one: each section adds
+    (`add`) what it measured, and `quoted` gives the prose this run's
+    numbers so far. Executed anywhere else, `quoted` is the reference
+    GPU's stored recording, and this machine's numbers stay in its
+    folded outputs. A dry run (``BOOK_DRY_RUN=1``, `make test`) quotes
+    its own numbers, as the reference GPU will, so a paragraph that reads
+    a number before its section measured it fails here, not on the GPU.
+    `finish` saves the recording on a GPU with ``BOOK_RECORD=1``.
+
+    Example:
+        >>> run = Recording("01_measuring/copy")
+        >>> run.add(copy={"gbps": 48.5})
+        >>> run.quoted.source in ("recorded", "missing", "dry run")
+        True
+    """
+
+    def __init__(self, name: str, device: str = REFERENCE_DEVICE):
+        path_for(name, device)  # validate the name
+        self.name, self.device = name, device
+        self.measured: dict[str, Any] = {}
+        self._stored = reference(name, device)
+
+    @property
+    def quotes_this_run(self) -> bool:
+        """True on the reference GPU, and in a dry run standing in for
+        it."""
+        if os.environ.get(DRY_RUN) == "1" and not machine.on_gpu():
+            return True
+        return machine.on_gpu() and machine.device_slug() == self.device
+
+    def add(self, **sections: Any) -> None:
+        """Keep what a section measured, under its name (JSON-ready:
+        numbers, strings, lists, dicts, numpy values, Timings)."""
+        for key, value in sections.items():
+            self.measured[key] = json.loads(json.dumps(
+                value, default=_to_json, allow_nan=False))
+
+    @property
+    def quoted(self) -> Result:
+        """The numbers the prose quotes: this run's so far (`add`) on the
+        reference GPU and in a dry run, the stored recording elsewhere."""
+        if not self.quotes_this_run:
+            return self._stored
+        source = "dry run" if not machine.on_gpu() else "live"
+        return Result(self.name, source, dict(self.measured),
+                      machine.describe())
+
+    def finish(self) -> Narrated:
+        """Save the recording (a GPU with ``BOOK_RECORD=1``) and return it
+        as `narrated` would: the reference recording and this machine's
+        run."""
+        on_gpu = machine.on_gpu()
+        if on_gpu and os.environ.get("BOOK_RECORD") == "1":
+            save(self.name, self.measured)
+        here_source = "live" if on_gpu else (
+            "dry run" if os.environ.get(DRY_RUN) == "1" else "recorded")
+        here = (Result(self.name, here_source, dict(self.measured),
+                       machine.describe()) if here_source != "recorded"
+                else self._stored)
+        stored = reference(self.name, self.device) if on_gpu else \
+            self._stored
+        return Narrated(reference=stored, here=here, device=self.device)
+
+
 def inventory() -> pandas.DataFrame:
     """Every recorded result in ``recorded/``, one row each, with its
     provenance: device, driver, jax and jaxlib versions, XLA_FLAGS, date.

@@ -217,3 +217,63 @@ def test_a_visit_writes_apart_and_reads_its_own_recordings_first(
     assert recorded.reference("02_fusion/sweep").data == {"run": "before"}
     assert recorded.load("01_measuring/summary", "nvidia-h100-80gb-hbm3"
                          )["data"] == {"run": "this visit"}
+
+
+def on(monkeypatch, provenance):
+    """This process as if it ran on the GPU ``provenance`` names."""
+    monkeypatch.setattr(machine, "on_gpu", lambda: True)
+    monkeypatch.setattr(machine, "describe", lambda: provenance)
+    monkeypatch.setattr(machine, "device_slug", lambda info=None:
+                        "-".join(provenance["device"].lower().split()))
+
+
+def test_a_recording_on_the_reference_gpu_quotes_this_run(monkeypatch):
+    recorded.save("01_measuring/summary", {"copy": "last visit"},
+                  provenance=GPU)
+    on(monkeypatch, GPU)
+    monkeypatch.setenv("BOOK_RECORD", "1")
+    run = recorded.Recording("01_measuring/summary")
+    run.add(copy={"gbps": np.float64(3005.0)})
+    assert run.quoted.source == "live"
+    assert run.quoted.data == {"copy": {"gbps": 3005.0}}
+    run.add(dispatch={"ms": 3.3})  # the next section
+    assert set(run.quoted.data) == {"copy", "dispatch"}
+    story = run.finish()
+    assert story.reference.data == {"copy": {"gbps": 3005.0},
+                                    "dispatch": {"ms": 3.3}}
+    assert story.yours is None  # it recorded the reference itself
+
+
+def test_a_recording_elsewhere_quotes_the_reference_gpu(monkeypatch):
+    recorded.save("01_measuring/summary", {"copy": "stored"},
+                  provenance=GPU)
+    run = recorded.Recording("01_measuring/summary")  # this CPU
+    run.add(copy={"gbps": 48.5})
+    assert run.quoted.data == {"copy": "stored"}
+    assert run.finish().here.data == {"copy": "stored"}
+    h200 = {**GPU, "device": "NVIDIA H200"}
+    on(monkeypatch, h200)
+    run = recorded.Recording("01_measuring/summary")
+    run.add(copy={"gbps": 4274.0})
+    assert run.quoted.data == {"copy": "stored"}
+    story = run.finish()  # no BOOK_RECORD: nothing saved
+    assert story.yours.data == {"copy": {"gbps": 4274.0}}
+    assert not (recorded.root() / "nvidia-h200").exists()
+
+
+def test_a_dry_run_quotes_itself_as_the_gpu_will(monkeypatch):
+    monkeypatch.setenv("BOOK_DRY_RUN", "1")
+    run = recorded.Recording("01_measuring/summary")
+    run.add(copy={"gbps": 48.5})
+    assert run.quoted.source == "dry run"
+    assert run.quoted.data == {"copy": {"gbps": 48.5}}
+    assert run.finish().here.data == {"copy": {"gbps": 48.5}}
+    assert not list(recorded.root().rglob("*.json"))  # saves nothing
+
+
+def test_a_section_adds_only_what_can_be_recorded():
+    run = recorded.Recording("01_measuring/summary")
+    with pytest.raises(TypeError, match="cannot record a object"):
+        run.add(copy=object())
+    with pytest.raises(ValueError, match="Out of range float values"):
+        run.add(copy=float("nan"))
