@@ -227,6 +227,13 @@ class Result:
         return None if self.provenance is None else self.provenance["device"]
 
     @property
+    def short_name(self) -> str | None:
+        """What the text calls the device after the page has named it
+        once (``'H100'``; `helpers.measuring.machine.short_name`)."""
+        return None if self.device is None else machine.short_name(
+            self.device)
+
+    @property
     def label(self) -> str:
         """A caption saying where the numbers come from."""
         if self.provenance is None:

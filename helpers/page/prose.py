@@ -212,7 +212,8 @@ def glue_reference(name: str, reference: Any,
     """Glue the paragraph ``paragraph(data, device)`` writes from the
     reference GPU's recording, or one notice when there is no recording
     (or it lacks a number the paragraph needs: ``paragraph`` returned
-    None). See `glue_result` for pasting it.
+    None). See `glue_result` for pasting it. The paragraph names the
+    device as the text does after naming it once (``'H100'``).
 
     Args:
         name: the glue key the chapter pastes.
@@ -233,5 +234,5 @@ def glue_reference(name: str, reference: Any,
     """
     text = None
     if reference.available:
-        text = paragraph(reference.data, reference.device)
+        text = paragraph(reference.data, reference.short_name)
     return glue_result(name, text, will_show=will_show, needs=needs)

@@ -272,16 +272,15 @@ def test_a_live_kernel_over_its_floor_names_the_suspect():
                               "bytes (hand)": 100.0,
                               "bytes (XLA)": xla_bytes}]).set_index("kernel")
 
-    assert verdicts.live_over_floor(floors(1.2), "cpu") == ""
-    ceiling = verdicts.live_over_floor(floors(0.8), "cpu")
-    assert ceiling.startswith("Here (cpu), `2x + 1` ran 1.25 times as fast")
+    assert verdicts.live_over_floor(floors(1.2)) == ""
+    ceiling = verdicts.live_over_floor(floors(0.8))
+    assert ceiling.startswith("`2x + 1` ran 1.25 times as fast")
     assert "the copy rate its floor comes from is what is wrong" in ceiling
-    assert "noise" in verdicts.live_over_floor(floors(0.98, spread=0.05),
-                                               "cpu")
+    assert "noise" in verdicts.live_over_floor(floors(0.98, spread=0.05))
     assert "check the count" in verdicts.live_over_floor(
-        floors(0.8, xla_bytes=150.0), "cpu")
+        floors(0.8, xla_bytes=150.0))
     compute = floors(0.8).assign(bound="compute")
-    said = verdicts.live_over_floor(compute, "cpu")
+    said = verdicts.live_over_floor(compute)
     assert "the matmul rate its floor comes from is what is wrong" in said
     assert "copy" not in said
 

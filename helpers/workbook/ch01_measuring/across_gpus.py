@@ -35,9 +35,10 @@ def row(data: dict[str, Any]) -> dict[str, Any]:
 
 def table(results: list[Any]) -> pd.DataFrame:
     """`row` for each recording (`helpers.measuring.recorded.Result`),
-    indexed by its device's name; the reference first."""
+    indexed by the name the text calls its device (``'H100'``); the
+    reference first."""
     return pd.DataFrame([row(r.data) for r in results],
-                        index=pd.Index([r.device for r in results],
+                        index=pd.Index([r.short_name for r in results],
                                        name="GPU"))
 
 

@@ -355,7 +355,7 @@ def all_paragraphs(data: dict[str, Any], device: str) -> dict[str, str]:
             for name, paragraph in PARAGRAPHS.items()}
 
 
-def live_over_floor(floors: pd.DataFrame, device: str) -> str:
+def live_over_floor(floors: pd.DataFrame) -> str:
     """For the floors measured where the page runs: each kernel that beat
     its floor, and which of the three (its time, its count, the ceiling)
     the measurement points to. Empty when none did.
@@ -365,7 +365,6 @@ def live_over_floor(floors: pd.DataFrame, device: str) -> str:
             ``device ms``, ``device spread`` (relative), the hand and XLA
             counts (``bytes (hand)``, ``bytes (XLA)``) and the ``bound``
             (``'memory'`` or ``'compute'``: which rate the floor is from).
-        device: this machine's device, as `machine.describe` names it.
     """
     said = []
     for kernel, row in floors.iterrows():
@@ -390,7 +389,5 @@ def live_over_floor(floors: pd.DataFrame, device: str) -> str:
                      "wrong for it: this machine's copy is not the fastest "
                      "way to move its bytes")
         said.append(f"`{kernel}` ran {fraction:.2f} times as fast as its "
-                    f"floor allows; {cause}")
-    if not said:
-        return ""
-    return f"Here ({device}), " + ". ".join(said) + "."
+                    f"floor allows; {cause}.")
+    return " ".join(said)
