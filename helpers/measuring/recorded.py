@@ -344,6 +344,14 @@ class Narrated:
     device: str = REFERENCE_DEVICE
 
     @property
+    def quotes_this_run(self) -> bool:
+        """True when the reference is this run: on the reference GPU, and
+        in a dry run standing in for it. A page then shows this run's
+        outputs as the reference GPU's, and no recorded copy beside them.
+        """
+        return self.reference is self.here
+
+    @property
     def yours(self) -> Result | None:
         """The run on this machine's GPU, to show as "your GPU" beside the
         reference; None without a GPU, and on the run that just recorded
@@ -353,7 +361,7 @@ class Narrated:
         recording_it = (
             os.environ.get("BOOK_RECORD") == "1"
             and machine.device_slug(self.here.provenance) == self.device)
-        return None if recording_it else self.here
+        return None if recording_it or self.quotes_this_run else self.here
 
 
 def narrated(name: str, measure: Callable[[], Any], *,
@@ -361,9 +369,10 @@ def narrated(name: str, measure: Callable[[], Any], *,
     """Measure on a GPU (recording with ``BOOK_RECORD=1``), then read the
     reference recording for the prose.
 
-    On the reference GPU with ``BOOK_RECORD=1`` the new recording is the
-    reference; elsewhere the stored one is, and a GPU's live run is shown
-    beside it (`Narrated.yours`).
+    On the reference GPU the page quotes this run: it is the reference
+    (recorded too with ``BOOK_RECORD=1``); so it is in a dry run, which
+    stands in for that GPU. Elsewhere the stored recording is, and
+    another GPU's live run is shown beside it (`Narrated.yours`).
 
     Args:
         name: ``'<chapter>/<result>'``.
@@ -376,8 +385,10 @@ def narrated(name: str, measure: Callable[[], Any], *,
         True
     """
     here = live_or_recorded(name, measure, device=device)
-    return Narrated(reference=reference(name, device), here=here,
-                    device=device)
+    stands_in = here.source == "dry run" or (
+        here.source == "live" and machine.device_slug() == device)
+    return Narrated(reference=here if stands_in else reference(name, device),
+                    here=here, device=device)
 
 
 class Recording:
