@@ -6,7 +6,7 @@ import pytest
 import first_visit
 from helpers.workbook.ch10_field_guide import guide
 
-GPU = "NVIDIA H100 80GB HBM3"
+GPU = "H100"  # as prose.glue_reference names it
 
 
 def variants():

@@ -1,5 +1,6 @@
 """What the field guide shows of each case: the checker's findings in the
-slow and the fixed version, and a before/after measured here.
+slow and the fixed version (`show`), and a before/after measured on the
+machine that runs the page (`show_measured`).
 
 `before_after` measures what the case is about on this machine: run time
 by `helpers.measuring.bench` (the wall clock, blocked, median of repeats),
@@ -112,10 +113,11 @@ def code_shown(case: Case) -> tuple[Any, Any]:
     return case.slow, case.fixed
 
 
-def show(case: Case, gpu: bool = True) -> dict[str, Any]:
-    """Display a case as its section shows it: the two versions' code,
-    what `examine` finds in each, and the before/after measured here.
-    Returns the before/after, for the prose."""
+def show(case: Case, gpu: bool = True) -> None:
+    """Display a case as its section shows it: the two versions' code and
+    what `examine` finds in each (loops and reductions read from the
+    module compiled for an H100, memory and donation from the one compiled
+    on this machine)."""
     from IPython.display import display
 
     from helpers.page import tables
@@ -124,16 +126,31 @@ def show(case: Case, gpu: bool = True) -> dict[str, Any]:
     slow, fixed = reports(case, gpu)
     display(slow)
     display(fixed)
+
+
+def show_measured(case: Case) -> None:
+    """Measure a case's before/after on this machine (`before_after`) and
+    display it: a table, and the sentence that reads it
+    (`readings.verdict`). A time or a compiled program's memory names the
+    machine that measured it by its short name ('CPU', 'H100'); a count
+    of compilations, the same on every machine, names none.
+    """
+    from IPython.display import Markdown, display
+
+    from helpers.page import tables
+
     measured = before_after(case)
     unit = measured["unit"]
     after = readings.amount(measured["fixed"], unit)
-    display(tables.tidy(pd.DataFrame([{
-        "measured here": measured["measure"],
-        "slow version": readings.amount(measured["slow"], unit),
-        "fixed version": f"{after} (interpreted)"
-        if measured.get("interpreted") else after,
-        "device": machine.describe()["device"]}])))
-    return measured
+    row = {"measure": measured["measure"],
+           "slow version": readings.amount(measured["slow"], unit),
+           "fixed version": f"{after} (interpreted)"
+           if measured.get("interpreted") else after}
+    device = machine.short_name(machine.describe()["device"])
+    if measured["measure"] != "compilations":
+        row["measured on"] = device
+    display(tables.tidy(pd.DataFrame([row])))
+    display(Markdown(readings.verdict(case.pattern, measured, device)))
 
 
 # --- what the reference GPU recorded of the same patterns -----------------

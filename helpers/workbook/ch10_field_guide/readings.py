@@ -120,7 +120,8 @@ def verdict(name: str, measured: dict[str, Any], device: str) -> str:
         name: a key of `WORDING` (and of the field guide's cases).
         measured: ``{'measure', 'unit', 'slow', 'fixed'}`` and, for a
             Pallas fix off a GPU, ``'interpreted': True``.
-        device: this machine's device, as `machine.describe` names it.
+        device: this machine's device by its short name ('CPU', 'H100';
+            `helpers.measuring.machine.short_name`).
     """
     words = WORDING[name]
     slow, fixed = measured["slow"], measured["fixed"]
@@ -142,7 +143,7 @@ def verdict(name: str, measured: dict[str, Any], device: str) -> str:
                 "kernel's speed.")
     opening += f" and {b} {words.fixed}"
     if fixed > 0 and 1 / SAME <= slow / fixed <= SAME:
-        why = (f", since {words.on_cpu}" if words.on_cpu and device == "cpu"
+        why = (f", since {words.on_cpu}" if words.on_cpu and device == "CPU"
                else "")
         return (f"{opening}, within {SAME - 1:.0%} of each other: "
                 f"{words.tie}{why}.")
