@@ -103,7 +103,7 @@ def autotune_off(claims: dict[str, Any] | None, n: int) -> Prediction:
             per_unit=1e-6, n=q("n", n),
             rate=q("R", rate[0], "TFLOP/s", 1e12))
         parts += [f"Chapter 5 measured a bf16 matmul of n = {rate[1]} at "
-                  "a rate R on the reference GPU (its inputs converted from "
+                  "a rate R on the H100 (its inputs converted from "
                   "float32 inside the call, so a little under a pure bf16 "
                   "matmul's rate). A tuned kernel for this one, n = "
                   f"{n}, should take about", tuned]
