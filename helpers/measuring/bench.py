@@ -189,7 +189,8 @@ def benchmark(fn: Callable[..., Any], *args: Any, warmup: int = 3,
               repeat: int = 20, name: str | None = None,
               rotate: Sequence[Sequence[Any]] | None = None,
               clock: Callable[[], float] = time.perf_counter,
-              calls_per_sample: int = 1) -> Timing:
+              calls_per_sample: int = 1,
+              max_seconds: float | None = None) -> Timing:
     """Time ``fn(*args)``: the first call apart, then ``repeat`` samples.
 
     Each sample waits for every output array before the clock stops, so
@@ -210,11 +211,15 @@ def benchmark(fn: Callable[..., Any], *args: Any, warmup: int = 3,
             default) every call also pays the host's wait for the device;
             with more, the device runs one call while the host dispatches
             the next, so a sample approaches the device's time per call.
-            (The first H100 visit: blocked calls of ``x + 1`` moved 1.65
-            TB/s, while the profile's kernel moved 3.0 TB/s; chapter 1.)
+        max_seconds: a time budget for the warm-up and the samples
+            together (None: no budget). Warm-up stops after a quarter of
+            it, and sampling once it is spent and at least
+            ``min(repeat, 3)`` samples exist: a call of a second shows its
+            median in a few samples, one of microseconds needs many.
 
     Returns:
-        A `Timing` with ``repeat`` samples and the first call's time.
+        A `Timing` with ``repeat`` samples (fewer when ``max_seconds`` ran
+        out) and the first call's time.
 
     Example:
         >>> f = jax.jit(lambda x: x * 2)
@@ -234,14 +239,30 @@ def benchmark(fn: Callable[..., Any], *args: Any, warmup: int = 3,
     block(fn(*arg_sets[0]), label)
     compile_s = clock() - start
 
+    if max_seconds is not None and not max_seconds > 0:
+        raise ValueError(f"max_seconds must be a positive number of "
+                         f"seconds, or None; got {max_seconds!r}.")
+    began = clock() if max_seconds is not None else 0.0
+
+    def spent(share: float) -> bool:
+        """True once ``share`` of the time budget is used (never
+        without one: the clock is then read only to time the calls)."""
+        return max_seconds is not None and \
+            clock() - began > share * max_seconds
+
     for i in range(warmup):
+        if spent(0.25):
+            break
         block(fn(*arg_sets[(i + 1) % len(arg_sets)]), label)
 
     if not isinstance(calls_per_sample, int) or calls_per_sample < 1:
         raise ValueError(f"calls_per_sample must be an integer >= 1; got "
                          f"{calls_per_sample!r}.")
-    times, call = [], 0
+    times: list[float] = []
+    call = 0
     for _ in range(repeat):
+        if len(times) >= min(repeat, 3) and spent(1.0):
+            break
         outputs = []
         start = clock()
         for _ in range(calls_per_sample):

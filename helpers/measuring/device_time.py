@@ -228,8 +228,8 @@ class DeviceTiming:
 
 def measure(fn: Callable[..., Any], *args: Any, repeat: int = 20,
             warmup: int = 3, rotate: Sequence[Sequence[Any]] | None = None,
-            name: str | None = None, profiled: int | None = None
-            ) -> DeviceTiming:
+            name: str | None = None, profiled: int | None = None,
+            max_seconds: float | None = None) -> DeviceTiming:
     """Time ``fn(*args)`` by the device's clock, and by the wall clock.
 
     First `bench.benchmark` times ``repeat`` blocked calls with the
@@ -248,6 +248,9 @@ def measure(fn: Callable[..., Any], *args: Any, repeat: int = 20,
             fewer for a call of thousands of kernels, whose profile grows
             with every one (a loop of 8000 steps of 5 kernels is 40,000
             events a call).
+        max_seconds: a time budget for the calls timed without the
+            profiler (see `bench.benchmark`); the profiled calls are then
+            no more than those timed.
 
     Returns:
         A `DeviceTiming`.
@@ -265,13 +268,16 @@ def measure(fn: Callable[..., Any], *args: Any, repeat: int = 20,
     arg_sets = [tuple(args)] if rotate is None else [tuple(s) for s in rotate]
     label = name or getattr(fn, "__name__", None) or repr(fn)
     return measure_all({label: (fn, arg_sets)}, repeat=repeat,
-                       warmup=warmup, profiled=profiled)[label]
+                       warmup=warmup, profiled=profiled,
+                       max_seconds=max_seconds)[label]
 
 
 def measure_all(cases: Mapping[str, tuple[Callable[..., Any],
                                           Sequence[Sequence[Any]]]], *,
                 repeat: int = 20, warmup: int = 3,
-                profiled: int | None = None) -> dict[str, DeviceTiming]:
+                profiled: int | None = None,
+                max_seconds: float | None = None
+                ) -> dict[str, DeviceTiming]:
     """`measure` for several functions, their profiled calls in one
     profile: a sweep of many small cases pays the profiler's start and
     stop once instead of once a case.
@@ -279,7 +285,8 @@ def measure_all(cases: Mapping[str, tuple[Callable[..., Any],
     Args:
         cases: a name for each case, and its function and argument tuples
             (one tuple, or several used in turn, like ``rotate``).
-        repeat, warmup, profiled: as for `measure`, for every case.
+        repeat, warmup, profiled, max_seconds: as for `measure`, for
+            every case.
 
     Returns:
         A `DeviceTiming` per name, in the order given.
@@ -296,9 +303,11 @@ def measure_all(cases: Mapping[str, tuple[Callable[..., Any],
         raise ValueError(f"profiled must be an integer >= 1; got "
                          f"{profiled!r}.")
     walls = {name: bench.benchmark(fn, warmup=warmup, repeat=repeat,
-                                   rotate=arg_sets, name=name)
+                                   rotate=arg_sets, name=name,
+                                   max_seconds=max_seconds)
              for name, (fn, arg_sets) in cases.items()}
-    profiled = repeat if profiled is None else profiled
+    timed = min(wall.n for wall in walls.values())
+    profiled = timed if profiled is None else min(profiled, timed)
     with tempfile.TemporaryDirectory() as folder:
         _profile(cases, profiled, folder)
         events = trace.load(folder)

@@ -194,3 +194,25 @@ def test_interleaved_rejects_bad_arguments():
         bench.interleaved({"a": 3}, 1.0)
     with pytest.raises(ValueError, match="order must be one of"):
         bench.interleaved({"a": lambda x: x}, np.ones(1), order="ABBA")
+
+
+def test_a_time_budget_stops_slow_calls_after_three_samples():
+    now = [0.0]
+
+    def call():  # takes 2 s of the simulated clock
+        now[0] += 2.0
+        return np.ones(1)
+
+    t = benchmark(call, warmup=3, repeat=20, clock=lambda: now[0],
+                  max_seconds=6.0)
+    # one warm-up (then a quarter of the budget is gone), then samples
+    # until the budget is spent: three, the least it keeps
+    assert t.times == (2.0, 2.0, 2.0) and now[0] == 2 + 2 + 3 * 2
+    fast = benchmark(lambda: np.ones(1), warmup=1, repeat=20,
+                     max_seconds=60.0)
+    assert fast.n == 20  # a fast call takes all its samples
+
+
+def test_a_time_budget_must_be_positive():
+    with pytest.raises(ValueError, match="max_seconds must be a positive"):
+        benchmark(lambda: np.ones(1), repeat=2, max_seconds=0)
