@@ -17,8 +17,9 @@ ALLOWED_TAGS = {"remove-cell", "remove-output", "hide-input", "hide-output",
                 "raises-exception", "nbval-check-output",
                 "nbval-ignore-output", "nbval-skip",
                 # its output measures the machine that executes the page
-                # (helpers.page.executions.MEASUREMENT)
-                "measurement"}
+                # (helpers.page.executions.MEASUREMENT), or shows the
+                # reference GPU's result (REFERENCE_RESULT)
+                "measurement", "reference-result"}
 # An executed page stays small enough for git: the GPU's pages are kept in
 # recorded/ at every visit, and this machine's in chapters/.
 PAGE_LIMIT_BYTES = 1 << 20

@@ -33,8 +33,13 @@ from helpers.measuring import machine
 
 # The notebook metadata key the book's own facts live under.
 KEY = "book"
-# The tag of a cell whose output measures the machine that executes it.
+# The tag of a cell whose output measures the machine that executes it:
+# folded on a page executed elsewhere than on the reference GPU.
 MEASUREMENT = "measurement"
+# The tag of a cell whose output is the reference GPU's result: its
+# recording where another machine executes the page, this run on that GPU
+# (so a new execution there may move its numbers, as a measurement's).
+REFERENCE_RESULT = "reference-result"
 # The class of the line naming a page's executor (styled by
 # _static/outputs.css, found by scripts/browse_book.py).
 EXECUTOR_CLASS = "page-executor"

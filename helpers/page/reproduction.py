@@ -9,8 +9,10 @@ words and numbers:
 - the words must be the same: fusion kinds, kernel names, verdicts,
   shapes written out; so must the count of figures;
 - the numbers must be the same too, except in a cell whose output is a
-  measurement (tagged ``measurement``), where each may differ from the
-  stored one by a stated tolerance (`TOLERANCE`, or the cell's own
+  measurement (tagged ``measurement``) or shows the reference GPU's
+  result (tagged ``reference-result``: its recording elsewhere, this
+  run on that GPU), where each may differ from the stored one by a
+  stated tolerance (`TOLERANCE`, or the cell's own
   ``book: {tolerance: ...}``), and in a cell tagged
   ``nbval-ignore-output`` (drawn at random each run), where only the
   words count;
@@ -174,7 +176,7 @@ def _cell(index: int, stored: Any, fresh: Any, tolerance: float
     errors = [o for o in fresh.outputs if o.get("output_type") == "error"]
     if errors:
         return [Difference(index, "raised " + output_text(errors[0]))]
-    if executions.MEASUREMENT in tags:
+    if tags & {executions.MEASUREMENT, executions.REFERENCE_RESULT}:
         own = stored.metadata.get(executions.KEY, {}).get("tolerance")
         allowed: float | None = tolerance if own is None else float(own)
     elif "nbval-ignore-output" in tags:

@@ -149,11 +149,14 @@ def available() -> bool:
 
 
 def label(spec: dict[str, Any] = H100_SXM) -> str:
-    """Where a cross-compiled result comes from, for a table's caption."""
+    """Where a cross-compiled result comes from, for a table's caption
+    (the GPU by the name the text calls it after naming it once)."""
     import jaxlib
-    return (f"compiled for an {spec['device_description_str']} by XLA:GPU "
-            f"(jaxlib {jaxlib.__version__}) on this machine, without "
-            f"running it")
+
+    from helpers.measuring import machine
+    gpu = machine.short_name(spec["device_description_str"])
+    return (f"compiled for the {gpu} by XLA:GPU (jaxlib "
+            f"{jaxlib.__version__}) on this machine, without running it")
 
 
 def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:

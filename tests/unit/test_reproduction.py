@@ -120,3 +120,12 @@ def test_the_stored_page_is_left_as_it_was():
     reproduction.compare(stored, fresh)
     assert (stored, fresh) == before
     assert isinstance(stored, nbformat.NotebookNode)
+
+
+def test_the_reference_gpus_result_moves_like_a_measurement():
+    """A cell showing the reference GPU's result reads its recording
+    elsewhere and this run on that GPU: its numbers move as measured."""
+    stored = page()
+    stored.cells[1].metadata["tags"] = ["reference-result"]
+    assert reproduction.compare(stored, page(
+        kernels="3.2 kLoop fusions")) == []
