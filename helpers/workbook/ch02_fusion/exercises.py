@@ -163,19 +163,19 @@ def _compiled_for_h100() -> dict[int, str] | None:
 
 
 def _kind_of_matmul(k: int) -> str:
-    """The truth: the GPU compiler's choice, on a GPU or compiling for
-    one; the rule only where neither is possible."""
+    """The truth: XLA:GPU's heuristic's choice, compiling for an H100
+    (the same on an H100 as here: the kind the fusion's name keeps, which
+    the autotuner may later hand to Triton, a choice made by timing, not
+    by the rule); on a GPU without the cross compiler, its own compile;
+    the rule only where neither is possible."""
+    compiled = _compiled_for_h100()
+    if compiled is not None:
+        return compiled[k]
     if machine.on_gpu():
-        # The kind XLA:GPU's heuristic chose, which the fusion's name
-        # keeps: on a GPU the autotuner may then hand the fusion to Triton
-        # (kind kCustom), a choice made by timing, not by the rule.
         a, b = _cases(k, jnp.float32, (4, 4), 0)
         kinds = {f.named_kind for f in hlo.fusions(starter, a, b)
                  if f.root_op == "reduce"}
         return kinds.pop() if len(kinds) == 1 else "no single reduce fusion"
-    compiled = _compiled_for_h100()
-    if compiled is not None:
-        return compiled[k]
     return reduction_kind((1000, 1000, 3, k), [3])
 
 

@@ -9,71 +9,54 @@ takes the default, XLA's emitter, and the kinds it shows are the
 heuristic's. Turning the autotuner off for one compilation
 (`AUTOTUNER_OFF`, passed as ``compiler_options``) shows what the
 heuristic's choice alone runs at, on the same device, in the same
-process.
-
-`autotuner_sweep` runs on a GPU; on a CPU only as a dry run
-(`helpers.measuring.recorded`), where the option changes nothing and the
-numbers mean nothing.
+profile: the chapter's sweep times ``a @ b`` compiled both ways, and
+`autotuner_record` keeps the two as the chapter's recording of them. On
+a CPU the option changes nothing.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-import jax
-import jax.numpy as jnp
-
-from helpers.measuring import device_time
-from helpers.workbook.ch02_fusion import exercises
-from helpers.xla import hlo
+import pandas as pd
 
 AUTOTUNER_FLAG = "xla_gpu_experimental_enable_fusion_autotuner"
 AUTOTUNER_OFF = {AUTOTUNER_FLAG: False}
-SETTINGS = {"autotuner on": None, "autotuner off": AUTOTUNER_OFF}
+# The sweep's two compilations of a @ b, by the setting each was
+# compiled with.
+SETTINGS = {"a @ b": "autotuner on", "a @ b, autotuner off": "autotuner off"}
 
 
-def reduce_kinds(compiled_text: str) -> str:
-    """The fusion kinds of a module's reductions, with the kind its name
-    keeps where a later choice changed it (``kCustom (named kLoop)``)."""
-    kinds = [f"{f.kind}" if f.kind == f.named_kind else
-             f"{f.kind} (named {f.named_kind})"
-             for f in hlo.fusions(compiled_text)
-             if f.root_op in ("reduce", "dot") or "dot" in f.name]
-    return ", ".join(kinds) or "no fused reduce"
+def autotuner_record(sweep: pd.DataFrame, batch: Sequence[int]
+                     ) -> dict[str, Any]:
+    """The sweep's ``a @ b`` compiled with the fusion autotuner on (the
+    default) and off, as the chapter records them.
 
-
-def autotuner_sweep(ks: Sequence[int], batch: Sequence[int],
-                    dtypes: Sequence[str] = ("float32", "float64"),
-                    repeat: int = 30) -> dict[str, Any]:
-    """``a @ b`` for every K and dtype, compiled with the fusion autotuner
-    on (the default) and off, each timed by the device's clock.
+    Args:
+        sweep: the sweep's rows: ``K``, ``dtype``, ``version`` (the keys of
+            `SETTINGS` among others), ``device ms``, ``wall ms``,
+            ``spread`` and ``fusions``.
+        batch: the batch shape the sweep ran at.
 
     Returns:
         ``{'batch': [...], 'rows': {...}}``: per row K, dtype, setting,
         device and wall ms, the spread, and the fusion kinds of the
         program that ran.
+
+    Example:
+        >>> rows = pd.DataFrame({"K": [25, 25, 25], "dtype": ["float32"] * 3,
+        ...     "version": ["a @ b", "a @ b, autotuner off", "CuPy"],
+        ...     "device ms": [0.4, 0.9, 2.0], "wall ms": [0.5, 1.0, 2.1],
+        ...     "spread": [0.01] * 3, "fusions": ["kCustom", "kLoop", ""]})
+        >>> autotuner_record(rows, (1000, 1000))["rows"]["setting"]
+        ['autotuner on', 'autotuner off']
     """
-    rows = []
-    key_a, key_b = jax.random.split(jax.random.key(0))
-    for dtype in dtypes:
-        widest = (jax.random.normal(key_a, (*batch, 3, max(ks)), dtype),
-                  jax.random.normal(key_b, (*batch, max(ks), 1), dtype))
-        for k in ks:
-            a, b = widest[0][..., :k], widest[1][..., :k, :]
-            jitted = {setting: jax.jit(exercises.starter,
-                                       compiler_options=options)
-                      for setting, options in SETTINGS.items()}
-            timed = device_time.measure_all(  # both in one profile
-                {setting: (fn, [(a, b)]) for setting, fn in jitted.items()},
-                repeat=repeat)
-            for setting, timing in timed.items():
-                text = jitted[setting].lower(a, b).compile().as_text()
-                rows.append({"K": k, "dtype": str(jnp.dtype(dtype)),
-                             "setting": setting,
-                             "device ms": timing.median * 1e3,
-                             "wall ms": timing.wall.median * 1e3,
-                             "spread": timing.span.rel_spread,
-                             "fusions": reduce_kinds(text or "")})
+    part = sweep[sweep["version"].isin(SETTINGS)]
+    if part.empty:
+        raise ValueError("the sweep has no a @ b rows: time the versions "
+                         f"{list(SETTINGS)} in it first.")
+    part = part.assign(setting=part["version"].map(SETTINGS))
+    columns = ["K", "dtype", "setting", "device ms", "wall ms", "spread",
+               "fusions"]
     return {"batch": [int(side) for side in batch],
-            "rows": {column: [row[column] for row in rows]
-                     for column in rows[0]}}
+            "rows": part[columns].to_dict(orient="list")}
