@@ -182,10 +182,11 @@ def test_effective_names_its_backends():
 
 def test_command_buffer_settings_add_only_while():
     settings = on_gpu.graph_settings("FUSION,CONDITIONAL")
-    assert settings["default + WHILE"] == (
-        "--xla_gpu_enable_command_buffer=FUSION,CONDITIONAL,WHILE")
-    assert settings["smallest graphs"] == "--xla_gpu_graph_min_graph_size=1"
-    assert settings["graphs off"] == "--xla_gpu_enable_command_buffer="
+    assert settings["default + WHILE"] == {
+        "xla_gpu_enable_command_buffer": "FUSION,CONDITIONAL,WHILE"}
+    assert settings["smallest graphs"] == {"xla_gpu_graph_min_graph_size": 1}
+    assert settings["graphs off"] == {"xla_gpu_enable_command_buffer": ""}
+    assert settings["default"] == {}
     assert on_gpu.graph_settings("(no CUDA plugin here)")[
         "default + WHILE"] is None
     with pytest.raises(ValueError, match="not known"):

@@ -90,17 +90,21 @@ def test_goals_are_measured_in_one_run():
 
 
 @pytest.mark.slow
-def test_flags_run_in_a_fresh_process():
-    rows = on_gpu.measure_with_flags("", ["while, static bound"],
-                                       steps=16, repeat=1)
-    assert {r["variant"] for r in rows} == {"while, static bound"}
+def test_each_command_buffer_setting_compiles_in_this_process():
+    rows = on_gpu.measure_command_buffers(
+        "FUSION,CONDITIONAL", ["while, static bound"], steps=16, repeat=1)
+    assert set(rows) == {"graphs off", "default", "default + WHILE",
+                         "smallest graphs"}
+    assert all({r["variant"] for r in table} == {"while, static bound"}
+               for table in rows.values())
 
 
-@pytest.mark.slow
-def test_a_failing_flag_run_says_which_flags():
-    with pytest.raises(RuntimeError, match="--not_a_flag"):
-        on_gpu.measure_with_flags(
-            "--not_a_flag", ["while, static bound"], steps=16, repeat=1)
+def test_a_compiler_option_xla_does_not_know_is_refused():
+    weights, key = variants.init_weights(jax.random.key(0)), \
+        jax.random.key(1)
+    with pytest.raises(Exception, match="not_a_flag"):
+        variants.compiled(variants.scan_hoisted, weights, key, 16,
+                          compiler_options={"xla_not_a_flag": 1})
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ import dataclasses
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -23,7 +23,6 @@ from helpers.measuring import bench, device_time, machine, recorded
 from helpers.pallas.backends import Backend
 from helpers.pallas.scan import fused_scan
 from helpers.profiler import xprof_tables
-from helpers.workbook.ch03_launches import variants
 from helpers.workbook.ch03_launches.variants import (
     DTYPES,
     STEPS,
@@ -42,7 +41,6 @@ from helpers.workbook.ch03_launches.variants import (
     steps_argument,
     while_traced,
 )
-from helpers.xla import fresh_process
 
 
 # --- measured on the GPU (a dry run elsewhere) -------------------------------
@@ -106,14 +104,17 @@ def dry_or(gpu: Any, dry: Any) -> Any:
     return machine.sizes(gpu=gpu, cpu=dry)
 
 
-def measure_variants_on_gpu(folder: str, *, steps: int | None = None
+def measure_variants_on_gpu(folder: str, *, steps: int | None = None,
+                            gpu_rows: list[dict[str, Any]] | None = None,
+                            max_seconds: float | None = None
                             ) -> dict[str, Any]:
     """What the chapter records from a GPU machine: every variant on the
     GPU (wall clock per step, and, from two profiled calls, the device's
     kernel time, kernels and share of them in CUDA graphs per step), the
     loop variants on the same machine's CPU, and one profiled call of each
     GPU variant of `PROFILED_STEPS`, kept with the recording and counted
-    by XProf (`xprof_launches`)."""
+    by XProf (`xprof_launches`). ``gpu_rows``: the GPU's rows the chapter
+    measured already, with the same settings (not measured again)."""
     steps = steps or dry_or(STEPS, 200)
     profiled_steps = min(steps, PROFILED_STEPS)
     weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
@@ -128,15 +129,19 @@ def measure_variants_on_gpu(folder: str, *, steps: int | None = None
     loops = [n for n in VARIANTS if VARIANTS[n] is not fused]
     # Both devices named: where the default device is the CPU (a dry run),
     # the second measurement then reuses the first one's compilations.
-    return {"gpu": measure(steps=steps, device=jax.devices()[0],
-                           profiled=2),
-            "cpu": measure(loops, steps=steps, device=jax.devices("cpu")[0]),
+    if gpu_rows is None:
+        gpu_rows = measure(steps=steps, device=jax.devices()[0], profiled=2,
+                           max_seconds=max_seconds)
+    return {"gpu": gpu_rows,
+            "cpu": measure(loops, steps=steps, device=jax.devices("cpu")[0],
+                           max_seconds=max_seconds),
             "profiled_steps": profiled_steps,
             "xprof_launches_per_step": by_xprof}
 
 
 def measure_goals(*, steps: int | None = None, chains: int | None = None,
-                  repeat: int | None = None) -> dict[str, Any]:
+                  repeat: int | None = None,
+                  max_seconds: float | None = None) -> dict[str, Any]:
     """The chapter's two goals, measured on a GPU machine in one run.
 
     One chain: the fused kernel on the GPU against the best jitted loop on
@@ -147,7 +152,7 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
     """
     steps = steps or dry_or(STEPS, 200)
     chains = chains or dry_or(10_000, 256)
-    watch = _Stopwatch(repeat or dry_or(10, 3))
+    watch = _Stopwatch(repeat or dry_or(10, 3), max_seconds)
     weights = init_weights(jax.random.key(0))
     trivial = jax.jit(lambda xs: fused_scan(
         lambda c, x: (c * 0.5 + x, None), jnp.zeros(()), xs)[0])
@@ -172,6 +177,7 @@ class _Stopwatch:
     device's clock, kept in ``device_s`` under that name."""
 
     repeat: int
+    max_seconds: float | None = None  # each call's time budget
     device_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def time(self, fn: Callable[..., Any], *args: Any, on: Any = None,
@@ -184,8 +190,11 @@ class _Stopwatch:
         try:
             with jax.default_device(on):
                 if not device_as:
-                    return bench.benchmark(fn, *args, repeat=times).median
-                timing = device_time.measure(fn, *args, repeat=times)
+                    return bench.benchmark(
+                        fn, *args, repeat=times,
+                        max_seconds=self.max_seconds).median
+                timing = device_time.measure(fn, *args, repeat=times,
+                                             max_seconds=self.max_seconds)
                 self.device_s[device_as] = timing.median
                 return timing.wall.median
         except Exception as err:  # recorded, never hidden
@@ -242,67 +251,48 @@ def _many_chains(watch: _Stopwatch, weights: Weights, keys: jax.Array,
     }
 
 
-def measure_rows(names: list[str], steps: int, repeat: int,
-                 dtypes: Sequence[str] = DTYPES) -> list[dict[str, Any]]:
-    """`variants.measure`, with plain arguments for a child process."""
-    return variants.measure(names or None, steps=steps, repeat=repeat,
-                            dtypes=tuple(dtypes))
-
-
-def measure_with_flags(xla_flags: str, names: list[str], *,
-                       steps: int = variants.STEPS, repeat: int = 20,
-                       dtypes: tuple[str, ...] = DTYPES,
-                       timeout: float = 600) -> list[dict[str, Any]]:
-    """`variants.measure` in a fresh Python process run with
-    ``XLA_FLAGS``. XLA reads its flags once, when a process first uses a
-    device, so comparing flags takes one process per setting.
-
-    Raises:
-        helpers.xla.fresh_process.ChildFailed: the child failed (an
-            unknown flag aborts it); the message carries its output.
-    """
-    return fresh_process.call(measure_rows, names, steps, repeat, list(dtypes),
-                      timeout=timeout, env={"XLA_FLAGS": xla_flags})
-
-
 def with_while_graphs(default_kinds: str) -> str | None:
-    """The ``XLA_FLAGS`` setting that adds WHILE to the default kinds of
-    command buffers (``default_kinds`` as `helpers.xla.flag_registry.effective`
+    """The kinds of operations in command buffers with WHILE added to the
+    default (``default_kinds`` as `helpers.xla.flag_registry.effective`
     gives them), so a whole while loop becomes one CUDA graph; None when
     the default is not known here."""
     if default_kinds.startswith("("):  # "(no CUDA plugin here)"
         return None
     kinds = [k for k in default_kinds.split(",") if k]
-    return "--xla_gpu_enable_command_buffer=" + ",".join(
-        kinds + [k for k in ("WHILE",) if k not in kinds])
+    return ",".join(kinds + [k for k in ("WHILE",) if k not in kinds])
 
 
-def graph_settings(default_kinds: str) -> dict[str, str | None]:
-    """The command-buffer settings the chapter compares, as ``XLA_FLAGS``:
-    graphs off, the default, the default with WHILE added, and the
-    default kinds in graphs of any size (``xla_gpu_graph_min_graph_size``
-    1, where the default forms a graph only from 5 steps)."""
-    return {"graphs off": "--xla_gpu_enable_command_buffer=",
-            "default": "",
-            "default + WHILE": with_while_graphs(default_kinds),
-            "smallest graphs": "--xla_gpu_graph_min_graph_size=1"}
+def graph_settings(default_kinds: str) -> dict[str, dict[str, Any] | None]:
+    """The command-buffer settings the chapter compares, as XLA compiler
+    options of one compilation (``compile(compiler_options=...)``): graphs
+    off, the default, the default with WHILE added, and the default kinds
+    in graphs of any size (``xla_gpu_graph_min_graph_size`` 1, where the
+    default forms a graph only from 5 operations). None for a setting that
+    cannot be written here (the default kinds unknown)."""
+    kinds = with_while_graphs(default_kinds)
+    return {"graphs off": {"xla_gpu_enable_command_buffer": ""},
+            "default": {},
+            "default + WHILE": None if kinds is None else {
+                "xla_gpu_enable_command_buffer": kinds},
+            "smallest graphs": {"xla_gpu_graph_min_graph_size": 1}}
 
 
 def measure_command_buffers(default_kinds: str, names: list[str], *,
                             steps: int | None = None,
-                            repeat: int | None = None
+                            repeat: int | None = None,
+                            max_seconds: float | None = None
                             ) -> dict[str, list[dict[str, Any]]]:
     """`measure` of the variants ``names`` under each of `graph_settings`,
-    each setting in a fresh process (a GPU machine's recording). A dry
-    run measures float32 only: float64 takes the same path."""
+    each compiled with the setting's options, all in this process (a GPU
+    machine's recording), in float32 (float64 takes the same path)."""
     steps, repeat = steps or dry_or(STEPS, 200), repeat or dry_or(20, 3)
-    dtypes = dry_or(DTYPES, DTYPES[:1])
     settings = graph_settings(default_kinds)
     if None in settings.values():
         raise ValueError(f"the default command-buffer kinds are not known "
                          f"({default_kinds}); read them with "
                          "helpers.xla.flag_registry.effective on this "
                          "machine.")
-    return {label: measure_with_flags(flags or "", names, steps=steps,
-                                      repeat=repeat, dtypes=dtypes)
-            for label, flags in settings.items()}
+    return {label: measure(names, steps=steps, repeat=repeat,
+                           dtypes=DTYPES[:1], compiler_options=options,
+                           max_seconds=max_seconds)
+            for label, options in settings.items()}

@@ -5,9 +5,9 @@ The program: a state of one number (the "momentum") is pushed through a 1 -> 12
 -> 1 MLP whose weights pass through softplus, with a sigmoid after each layer;
 fresh Gaussian noise is added; 8000 steps. Every variant below computes that,
 differing only in how the loop, the random numbers and the softplus are
-written. ``python -m helpers.workbook.ch03_launches.variants`` measures them in
-a fresh process and prints JSON, so the chapter can time them under other
-``XLA_FLAGS`` (flags are read once, when a process starts its GPU).
+written. Each measurement compiles a variant once (`compiled`), with XLA
+compiler options where the chapter compares settings, and reads its
+launches from the same executable it times.
 """
 
 from __future__ import annotations
@@ -181,6 +181,27 @@ def many_chains(variant: Callable[..., jax.Array], weights: Weights,
 
 # --- counting and timing -----------------------------------------------------
 
+def compiled(variant: Callable[..., jax.Array], weights: Weights,
+             key: jax.Array, steps: Any, unroll: int = 1,
+             compiler_options: dict[str, Any] | None = None
+             ) -> tuple[Any, tuple[Any, ...]]:
+    """``variant`` compiled once for these arguments (with XLA
+    ``compiler_options``, e.g. ``{"xla_gpu_graph_min_graph_size": 1}``),
+    and the arguments its executable takes: the static ones (a Python
+    int: the step count, the unroll factor) are compiled in.
+
+    Example:
+        >>> w, k = init_weights(jax.random.key(0)), jax.random.key(1)
+        >>> program, args = compiled(scan_hoisted, w, k, 10)
+        >>> program(*args).shape
+        (1,)
+    """
+    args = (weights, key, steps) + ((unroll,) if unroll != 1 else ())
+    program = variant.lower(*args).compile(  # type: ignore[attr-defined]
+        compiler_options=compiler_options)
+    return program, tuple(a for a in args if not isinstance(a, int))
+
+
 def launches_per_step(variant: Callable[..., jax.Array], weights: Weights,
                       key: jax.Array, steps: int, unroll: int = 1
                       ) -> float:
@@ -229,9 +250,15 @@ def _kernels_per_iteration(loop: hlo.WhileLoop) -> int:
 
 def measure(names: list[str] | None = None, *, steps: int = STEPS,
             dtypes: tuple[str, ...] = DTYPES, repeat: int = 20,
-            device: Any = None, profiled: int = 0) -> list[dict[str, Any]]:
+            device: Any = None, profiled: int = 0,
+            compiler_options: dict[str, Any] | None = None,
+            max_seconds: float | None = None) -> list[dict[str, Any]]:
     """Time each variant on ``device`` (default: the default device; pass
-    ``jax.devices("cpu")[0]`` for a GPU machine's host).
+    ``jax.devices("cpu")[0]`` for a GPU machine's host), each compiled
+    once (`compiled`, with ``compiler_options``), its launches read from
+    the executable timed. ``max_seconds`` is each variant's time budget
+    (`helpers.measuring.bench.benchmark`): a loop of a fifth of a second a
+    call needs fewer than ``repeat`` samples.
 
     A loop's time of record is the wall clock of a blocked call over its
     steps: the host's part of one call (a fraction of a millisecond) spread
@@ -255,26 +282,31 @@ def measure(names: list[str] | None = None, *, steps: int = STEPS,
             key = jax.random.key(1)
             for name in names or list(VARIANTS):
                 variant = VARIANTS[name]
-                bound = steps_argument(variant, steps)
+                program, args = compiled(
+                    variant, weights, key, steps_argument(variant, steps),
+                    compiler_options=compiler_options)
                 rows.append({
                     "variant": name, "dtype": dtype, "steps": steps,
-                    "launches_per_step": launches_per_step(
-                        variant, weights, key, bound),
-                    **_timed(variant, (weights, key, bound), steps, repeat,
-                             profiled, name)})
+                    "launches_per_step": launches_in_text(
+                        program.as_text(), steps),
+                    **_timed(program, args, steps, repeat, profiled, name,
+                             max_seconds)})
     return rows
 
 
 def _timed(fn: Callable[..., Any], args: tuple[Any, ...], steps: int,
-           repeat: int, profiled: int, name: str) -> dict[str, float]:
+           repeat: int, profiled: int, name: str,
+           max_seconds: float | None = None) -> dict[str, float]:
     """A loop's columns: wall µs per step and ms per call, and with
     ``profiled`` calls under the profiler, the device's per step."""
     if not profiled:
-        timing = bench.benchmark(fn, *args, repeat=repeat, name=name)
+        timing = bench.benchmark(fn, *args, repeat=repeat, name=name,
+                                 max_seconds=max_seconds)
         return {"us_per_step": timing.median / steps * 1e6,
                 "ms": timing.median * 1e3}
     measured = device_time.measure(fn, *args, repeat=repeat, name=name,
-                                   profiled=profiled)
+                                   profiled=profiled,
+                                   max_seconds=max_seconds)
     return {"us_per_step": measured.wall.median / steps * 1e6,
             "ms": measured.wall.median * 1e3,
             "kernel_us_per_step": measured.kernel.median / steps * 1e6,
@@ -284,30 +316,34 @@ def _timed(fn: Callable[..., Any], args: tuple[Any, ...], steps: int,
 
 def measure_unroll(unrolls: list[int], *, steps: int = STEPS,
                    hidden: int = HIDDEN, dtype: str = "float32",
-                   repeat: int = 20, profiled: int = 0
+                   repeat: int = 20, profiled: int = 0,
+                   max_seconds: float | None = None
                    ) -> list[dict[str, Any]]:
     """`scan_hoisted` for each unroll factor: launches and time per step
-    (see `measure` for ``profiled``)."""
+    (see `measure` for ``profiled`` and ``max_seconds``)."""
     rows = []
     with jax.enable_x64(dtype == "float64"):
         weights = init_weights(jax.random.key(0), hidden, dtype)
         key = jax.random.key(1)
         for unroll in unrolls:
+            program, args = compiled(scan_hoisted, weights, key, steps,
+                                     unroll)
             rows.append({
                 "unroll": unroll, "steps": steps, "hidden": hidden,
                 "dtype": dtype,
-                "launches_per_step": launches_per_step(
-                    scan_hoisted, weights, key, steps, unroll),
-                **_timed(scan_hoisted, (weights, key, steps, unroll),
-                         steps, repeat, profiled, f"unroll {unroll}")})
+                "launches_per_step": launches_in_text(
+                    program.as_text(), steps, unroll),
+                **_timed(program, args, steps, repeat, profiled,
+                         f"unroll {unroll}", max_seconds)})
     return rows
 
 
 def measure_grid(steps_options: list[int], unrolls: list[int],
-                 hiddens: list[int], *, repeat: int = 10
-                 ) -> list[dict[str, Any]]:
+                 hiddens: list[int], *, repeat: int = 10,
+                 max_seconds: float | None = None) -> list[dict[str, Any]]:
     """`measure_unroll` over every (steps, hidden) pair: the widget's
     table."""
     return [row for steps in steps_options for hidden in hiddens
             for row in measure_unroll(unrolls, steps=steps, hidden=hidden,
-                                      repeat=repeat)]
+                                      repeat=repeat,
+                                      max_seconds=max_seconds)]
