@@ -350,6 +350,18 @@ def fallback_line(here: dict[str, Any] | None,
 
 # --- the Reproducibility page's table --------------------------------------
 
+def shown_notebook(chapter_path: Path, device: str = REFERENCE_DEVICE
+                   ) -> nbformat.NotebookNode:
+    """The execution whose outputs the page of the chapter stored at
+    ``chapter_path`` shows: the reference GPU's when it ran the same code,
+    else the chapter as stored (executed on this machine)."""
+    chapter = nbformat.read(chapter_path, as_version=4)
+    reference = reference_page(chapter_path.stem, device)
+    if reference is not None and same_code(chapter, reference):
+        return reference
+    return chapter
+
+
 def shown(chapter_path: Path, device: str = REFERENCE_DEVICE
           ) -> dict[str, Any]:
     """Which execution the book shows of the chapter stored at

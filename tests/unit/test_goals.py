@@ -151,9 +151,35 @@ def test_a_goal_is_judged_on_every_other_recorded_gpu(tmp_path, monkeypatch):
                   provenance=H100_PROVENANCE)
     recorded.save("02_fusion/fixes", at_share(0.6, 4200.0),
                   provenance={**H100_PROVENANCE, "device": "NVIDIA H200"})
-    assert goals.on_other_gpus(fixes) == "NVIDIA H200: not met (60%, 60%)"
+    assert goals.on_other_gpus(fixes) == "H200: not met (60%, 60%)"
     recorded.save("02_fusion/fixes", at_share(0.9, 4200.0),
                   provenance={**H100_PROVENANCE, "device": "NVIDIA H200"})
-    assert goals.on_other_gpus(fixes) == "NVIDIA H200: met (90%, 90%)"
+    assert goals.on_other_gpus(fixes) == "H200: met (90%, 90%)"
     timing = next(g for g in goals.GOALS if g.chapter == "04_profiling")
     assert goals.on_other_gpus(timing) == "—"
+
+
+def test_a_goal_reads_the_page_the_book_shows(tmp_path, monkeypatch):
+    """Once the H100 has executed a chapter with the same code, its goal
+    is read from that page, not from this machine's execution."""
+    import nbformat
+
+    from helpers.page import executions
+
+    monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
+    stored = CHAPTERS / "07_multi_gpu.ipynb"
+    page = nbformat.read(stored, as_version=4)
+    for cell in page.cells:
+        for output in cell.get("outputs", []):
+            if output.get("metadata", {}).get("scrapbook", {}).get(
+                    "name") == "simulated_examples_ok":
+                output["data"][goals._GLUE_MIME] = "'no'"
+    executions.stamp(page, executor={
+        "device": "NVIDIA H100 80GB HBM3", "backend": "gpu",
+        "jax": "0.11.2", "date": "2026-12-01T09:00:00+00:00"},
+        started="", seconds=1.0, gpu_start=None, gpu_end=None)
+    path = executions.page_path("07_multi_gpu")
+    path.parent.mkdir(parents=True)
+    nbformat.write(page, path)
+    assert goals.glued(stored)["simulated_examples_ok"] == "no"
+    assert goals.provenance(stored) == "H100, jax 0.11.2, 2026-12-01"

@@ -32,7 +32,7 @@ def goal_table(results: list[Any]) -> pd.DataFrame:
         report = verdicts.goal_report(verdicts.table(result.data))
         for dtype in DTYPES:
             version, worst, default = verdicts.best(report, dtype)
-            rows.append({"GPU": result.device, "dtype": dtype,
+            rows.append({"GPU": result.short_name, "dtype": dtype,
                          "copy GB/s": result.data["copy_gbps"],
                          "best version": version,
                          "share at its slowest K": verdicts.share(worst),
@@ -129,7 +129,7 @@ def exercise_target(results: list[Any], k: int = 25,
             rows = verdicts.table(result.data)
             at = rows[(rows["K"] == k) & (rows["dtype"] == dtype)]
             ms = at.set_index("version")["ms"]
-            ratios[result.device] = ms["pad K"] / ms["a @ b"]
+            ratios[result.short_name] = ms["pad K"] / ms["a @ b"]
     if not ratios:
         return None
     slow = [gpu for gpu, ratio in ratios.items()
@@ -155,10 +155,10 @@ def ceilings_against_chapter_1(fixes: list[Any], summaries: list[Any]
     comparing the two pages knows why the numbers differ a little. None
     when no GPU has both."""
     from helpers.workbook.ch01_measuring import recording
-    chapter_1 = {r.device: recording.copy_rates(r.data).device
+    chapter_1 = {r.short_name: recording.copy_rates(r.data).device
                  for r in summaries if recording.by_device_clock(r.data)}
-    pairs = [(r.device, r.data["copy_gbps"], chapter_1[r.device])
-             for r in fixes if r.device in chapter_1]
+    pairs = [(r.short_name, r.data["copy_gbps"], chapter_1[r.short_name])
+             for r in fixes if r.short_name in chapter_1]
     if not pairs:
         return None
     said = prose.and_list(f"{mine:.0f} against {theirs:.0f} GB/s on the "

@@ -17,11 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-import nbformat
 import pandas as pd
 
-from helpers.measuring import gpu_test_run, recorded
-from helpers.page import prose
+from helpers.measuring import gpu_test_run, machine, recorded
+from helpers.page import executions, prose
 
 MISSING = prose.MISSING  # what glue_text writes for a missing number
 _GLUE_MIME = "application/papermill.record/text/plain"
@@ -141,8 +140,10 @@ GOALS = [
 
 
 def glued(notebook: Path) -> dict[str, str]:
-    """The values a stored notebook glued, as printed (quotes removed)."""
-    book = nbformat.read(notebook, as_version=4)
+    """The values the page of the chapter stored at ``notebook`` glued,
+    as printed (quotes removed): the reference GPU's execution when the
+    book shows it (`helpers.page.executions.shown_notebook`)."""
+    book = executions.shown_notebook(notebook)
     values = {}
     for cell in book.cells:
         for output in cell.get("outputs", []):
@@ -155,14 +156,15 @@ def glued(notebook: Path) -> dict[str, str]:
 
 
 def provenance(notebook: Path) -> str:
-    """The provenance line the notebook printed (``machine.summary()``)."""
-    book = nbformat.read(notebook, as_version=4)
-    for cell in book.cells:
-        if cell.cell_type == "code" and "machine.summary()" in cell.source:
-            for output in cell.get("outputs", []):
-                if output.get("name") == "stdout":
-                    return output["text"].strip().splitlines()[-1]
-    return "(not executed)"
+    """Who executed the page of the chapter stored at ``notebook``: the
+    device by its short name, jax and the day, e.g. ``'H100, jax 0.11.2,
+    2026-12-01'``."""
+    run = executions.execution(executions.shown_notebook(notebook))
+    if run is None:
+        return "(not executed)"
+    who = run["executor"]
+    return (f"{machine.short_name(who['device'])}, jax {who['jax']}, "
+            f"{str(who['date'])[:10]}")
 
 
 # The verdict of a goal whose numbers the reference GPU's recordings do
@@ -198,23 +200,21 @@ def _run(goal: Goal, notebook: Path) -> str:
     if goal.recording is None:
         if not notebook.exists():
             return ""
-        parts = provenance(notebook).split(" · ")
-        kept = [parts[0]] + [p for p in parts if p.startswith("jax")]
-        return ", ".join(kept + parts[-1:]) + " (executed)"
+        return provenance(notebook) + " (executed)"
     result = recorded.reference(goal.recording)
     if result.provenance is None:
         return "no recording"
     where = result.provenance
-    return (f"{where['device']}, jax {where['jax']}, "
+    return (f"{result.short_name}, jax {where['jax']}, "
             f"{str(where['date'])[:10]} (recorded)")
 
 
 def on_other_gpus(goal: Goal) -> str:
     """The goal's verdict on each other GPU that recorded its numbers,
-    e.g. ``'NVIDIA H200: not met (68%, 67%)'``; '—' where none did."""
+    e.g. ``'H200: not met (68%, 67%)'``; '—' where none did."""
     if goal.recording is None or goal.elsewhere is None:
         return "—"
-    said = [f"{result.device}: {verdict}"
+    said = [f"{result.short_name}: {verdict}"
             for result in recorded.other_gpus(goal.recording)
             if (verdict := goal.elsewhere(result.data)) is not None]
     return "; ".join(said) or "—"
