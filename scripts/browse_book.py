@@ -16,7 +16,10 @@ reports what a reader would trip over:
 - a formula MathJax did not typeset (raw ``\\(...\\)``: the book serves
   MathJax itself, so this means it failed to load);
 - a citation label made up by a label style (``[TheJauthorsb]``) instead
-  of an author and year (``[The JAX authors 2026a]``).
+  of an author and year (``[The JAX authors 2026a]``);
+- a GPU's full name (``NVIDIA H100 80GB HBM3``) in the prose: a page names
+  its executor once, in the line under its title, and says "the H100"
+  after that.
 
 ``make screenshots`` writes a full-page PNG of every page for authors
 (``python scripts/browse_book.py screenshots _build/html shots/``); the
@@ -197,6 +200,20 @@ for (const fold of document.querySelectorAll('details')) {
   if (fold.open || inside.some(shown)) {
     found.push(['solution visible without a click',
                 summary.innerText.trim().slice(0, 70)]);
+  }
+}
+// A GPU's full name in the prose (paragraphs, list items, headings and
+// captions, the glued sentences among them), outside the line under the
+// title that names the page's executor.
+const prose = 'p, li, dt, dd, figcaption, caption, h1, h2, h3, h4, h5, h6';
+for (const el of document.querySelectorAll(prose)) {
+  // the line naming the executor, and the titles of cited sources
+  if (el.closest('div.page-executor, div.citation')) continue;
+  if ([...el.children].some(child => child.matches(prose))) continue;
+  const named = el.innerText.match(/\bNVIDIA [A-Z]+\d+[^.,;:()]*/);
+  if (named) {
+    found.push(['full device name in the text',
+                named[0].trim() + ': ' + el.innerText.trim().slice(0, 70)]);
   }
 }
 // Citation labels, in the text and on the References page.

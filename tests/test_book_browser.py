@@ -53,6 +53,8 @@ FAULTS = {
     "made_up_label": ("<p>As the docs say [<a href='references.html#id1'>"
                       "TheJauthorsb</a>].</p>",
                       "citation label without author and year"),
+    "device_name": ("<p>On the NVIDIA H100 80GB HBM3 it took 3 ms.</p>",
+                    "full device name in the text"),
 }
 
 
@@ -81,7 +83,10 @@ def test_the_checker_passes_a_clean_page_and_a_closed_solution(tmp_path):
         "explained": "<p>Without a recording the cell says “no recording "
                      "yet”.</p>",
         "cited": "<p>As the docs say [<a href='references.html#id1'>"
-                 "The JAX authors 2026a</a>].</p>"})
+                 "The JAX authors 2026a</a>].</p>",
+        "named_once": "<div class='page-executor'><p>Executed on an NVIDIA "
+                      "H100 80GB HBM3 with jax 0.11.2.</p></div><p>On the "
+                      "H100 it took 3 ms; Pallas targets NVIDIA GPUs.</p>"})
     assert browse_book.problems(book) == []
 
 
