@@ -180,5 +180,5 @@ def test_a_program_diff_reads_as_a_table_of_what_differs():
          "f32[2,4,32,64]{3,2,1,0}"],
         ["v2 = dot (c6)", "rhs_contracting_dims", "{3}", "{2}"],
         ["v3 = transpose (c6)", "whole instruction", "—",
-         "f32[2,4,64,32]{3,2,1,0}(v1)"]]
+         "f32[2,4,64,32]{3,2,1,0} (v1)"]]
     assert views.diff_table([]).empty

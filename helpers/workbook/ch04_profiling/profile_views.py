@@ -238,7 +238,7 @@ def diff_table(diff: list[str], a: str = "einsum", b: str = "matmul"
         left, right = sides["-"].get(name), sides["+"].get(name)
         if left is None or right is None:
             here = left or right or {}
-            shown = f"{here['shape']}({here['operands']})"
+            shown = f"{here['shape']} ({here['operands']})"
             rows.append((name, "whole instruction",
                          shown if left else "—", shown if right else "—"))
             continue
