@@ -3,9 +3,14 @@
 A GPU is lent for minutes at a time, one command of at most 10 minutes
 after another. Three steps, two of them there:
 
-* ``plan`` (anywhere): the chapters in priority order with the time each
-  took at the last visit, cut into commands that fit the per-command
-  budget;
+* ``plan`` (anywhere): each chapter's budget on the GPU (`CHAPTER_BUDGET_S`,
+  the book together `BOOK_BUDGET_S`, so that one command executes the whole
+  book and runs the GPU tests), its time at the last visit that ran it and
+  its dry run here (``time-here``), and the chapters in priority order cut
+  into commands that fit the per-command budget;
+* ``time-here [CHAPTER ...]`` (here): executes chapters with their GPU
+  code paths at this machine's sizes (``BOOK_DRY_RUN=1``), in a copy of
+  the chapters, and keeps each one's seconds in `DRY_RUN_LOG` for ``plan``;
 * ``run --out DIR CHAPTER ...`` (on the GPU): executes each chapter live
   with recording on, saving every result the moment it is measured and
   the executed chapter as the GPU's page
@@ -42,45 +47,46 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
-# Priority order of the next visit: the visit of 2026-11-25 recorded
-# chapters 1-4 and 6 in device time; chapter 5 stopped after measuring
-# (its products counter) and chapter 7 has never run on a GPU.
-PRIORITY = ("05_transformations", "07_multi_gpu", "01_measuring",
-            "02_fusion", "03_launches", "06_xla_flags", "04_profiling")
+# The order a visit executes the book in: the chapters that measure first,
+# then the field guide, the how-to, the workshop and the reproducibility
+# pages (each page is the GPU's execution of its chapter).
+PRIORITY = ("01_measuring", "02_fusion", "03_launches", "04_profiling",
+            "05_transformations", "06_xla_flags", "07_multi_gpu",
+            "10_field_guide", "00_how_to_use", "08_workshop",
+            "09_reproducibility")
+# What one chapter, and the whole book, may take on the reference GPU:
+# the book and the GPU tests in one command of under ten minutes.
+CHAPTER_BUDGET_S = 90
+BOOK_BUDGET_S = 420
 ARCHIVE = "gpu-visit.tar.gz"
 ARCHIVE_LIMIT = 16 * 2**20
 LOG = "visit_log.json"
 HISTORY = ROOT / "recorded" / LOG
+# Each chapter's seconds with its GPU code paths on this machine
+# (``time-here``): what `plan` sets beside the last visit's times.
+DRY_RUN_LOG = ROOT / "recorded" / "dry_run_log.json"
 COMMAND_BUDGET_S = 540  # under the 10-minute limit of one command
-_RECORDING = re.compile(r'(?:live_or_recorded|narrated)\(\s*"([0-9]{2}_'
-                        r'[a-z0-9_]+/[a-z0-9_\-]+)"')
-# What each chapter's stories need from the next visit: recorded by device
-# time (helpers.measuring.device_time), with wall time and the host's overhead
-# beside it, and the measurements the computed paragraphs wait for.
+_RECORDING = re.compile(r'(?:live_or_recorded|narrated|Recording)\(\s*"'
+                        r'([0-9]{2}_[a-z0-9_]+/[a-z0-9_\-]+)"')
+# What each chapter records at a visit, beside its page.
 NEEDS = {
-    "01_measuring": "ceilings by device time (copy; matmul at n=8192, TF32 "
-                    "and highest); the matmul's call without waiting, "
-                    "waiting and its device span; compile stages and a "
-                    "retrace; x + 1 back to back against its device span "
-                    "(the goal); the cache sweep and the floors by device "
-                    "time; the large array's profile kept",
-    "02_fusion": "sweep and fixes by device time (the 85% goal); the sweep "
-                 "with the fusion autotuner on and off "
-                 "(02_fusion/autotuner)",
-    "03_launches": "each loop's kernels, kernel time and CUDA-graph share "
-                   "per step (two profiled calls); one kept profile per "
-                   "variant for XProf; command buffers with graphs of any "
-                   "size (--xla_gpu_graph_min_graph_size=1); the fused "
-                   "kernels and the one-multiply-add floor by device time",
-    "04_profiling": "each call's device time, whole, in both orders "
-                    "(calls_blocked, calls_alternating)",
+    "01_measuring": "ceilings by device time; the matmul's call without "
+                    "waiting, waiting and its device span; compile stages; "
+                    "x + 1 back to back against its device span (the goal); "
+                    "the cache sweep and the floors; the large array's "
+                    "profile kept",
+    "02_fusion": "the sweep with the fusion autotuner on and off in one "
+                 "profile, and the fixes, by device time (the goal)",
+    "03_launches": "each loop's time, kernels and CUDA-graph share per step; "
+                   "a kept profile per variant; the four command-buffer "
+                   "settings as compiler options; the fused kernels and the "
+                   "one-multiply-add floor (the goals)",
+    "04_profiling": "each call's device time, whole, in both orders",
     "05_transformations": "device and kernel time beside the wall clock "
-                          "for every claim; the scan table's products "
-                          "counted by source (hlo.source_products)",
-    "06_xla_flags": "the default run twice per program (the noise between "
-                    "processes), module digests, PGLE's baseline twice, "
-                    "all by device time",
-    "07_multi_gpu": "runs through on one GPU (its first GPU run)",
+                          "for every claim",
+    "06_xla_flags": "each setting by device time, twice for the default "
+                    "(the noise between processes); PGLE's baseline",
+    "07_multi_gpu": "its page (simulated devices and compiled programs)",
 }
 
 
@@ -100,14 +106,79 @@ def last_times(history: Path = HISTORY) -> dict[str, float]:
             if run.get("status") == "ok"}
 
 
+def expected_times(chapters: tuple[str, ...] = PRIORITY,
+                   chapters_dir: Path = CHAPTERS) -> dict[str, float]:
+    """What each chapter is expected to take on the reference GPU: the
+    seconds of the GPU's kept page when it ran the chapter's present
+    code, else the chapter's budget (`CHAPTER_BUDGET_S`): an older time
+    measured other code."""
+    import nbformat
+
+    from helpers.page import executions
+    expected = {}
+    for chapter in chapters:
+        page = executions.reference_page(chapter)
+        path = chapters_dir / f"{chapter}.ipynb"
+        same = (page is not None and path.exists() and executions.same_code(
+            nbformat.read(path, as_version=4), page))
+        expected[chapter] = (executions.execution(page)["seconds"] if same
+                             else float(CHAPTER_BUDGET_S))
+    return expected
+
+
+def dry_run_times(log: Path = DRY_RUN_LOG) -> dict[str, float]:
+    """Each chapter's seconds with its GPU code paths on the machine that
+    ran ``time-here`` last."""
+    if not log.exists():
+        return {}
+    return {chapter: entry["seconds"] for chapter, entry in
+            json.loads(log.read_text())["chapters"].items()}
+
+
+def time_here(chapters: list[str], log: Path = DRY_RUN_LOG,
+              chapters_dir: Path = CHAPTERS) -> dict:
+    """Execute ``chapters`` with their GPU code paths at this machine's
+    sizes (``BOOK_DRY_RUN=1``), each in a fresh kernel, in a copy of the
+    chapters (the stored pages stay as they are), and keep each one's
+    seconds in ``log``."""
+    import nbformat
+
+    sys.path.insert(0, str(ROOT))
+    from helpers.measuring import machine
+    from helpers.page import executions
+    kept = json.loads(log.read_text()) if log.exists() else {"chapters": {}}
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "chapters"
+        shutil.copytree(chapters_dir, copy)
+        for chapter in chapters:
+            subprocess.run(
+                [sys.executable, str(ROOT / "scripts" / "notebooks.py"),
+                 "--chapters-dir", str(copy), "execute", chapter],
+                env={**os.environ, "BOOK_DRY_RUN": "1"}, check=True,
+                capture_output=True, text=True)
+            run = executions.execution(nbformat.read(
+                copy / f"{chapter}.ipynb", as_version=4))
+            who = run["executor"]
+            kept["chapters"][chapter] = {
+                "seconds": round(run["seconds"], 1),
+                "machine": f"{machine.short_name(who['device'])}, "
+                           f"{who['machine']}, jax {who['jax']}",
+                "date": who["date"]}
+            print(f"time-here: {chapter}: {run['seconds']:.0f} s",
+                  flush=True)
+    log.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
+    return kept
+
+
 def plan(chapters: tuple[str, ...] = PRIORITY,
          budget_s: float = COMMAND_BUDGET_S,
          times: dict[str, float] | None = None,
-         unknown_s: float = 240) -> list[list[tuple[str, float]]]:
+         unknown_s: float = CHAPTER_BUDGET_S
+         ) -> list[list[tuple[str, float]]]:
     """Chapters grouped into commands of at most ``budget_s`` each, in
-    order, with each chapter's expected seconds (its last time, or
-    ``unknown_s`` for one never timed)."""
-    times = last_times() if times is None else times
+    order, with each chapter's expected seconds (`expected_times`, or
+    ``unknown_s`` for a chapter ``times`` does not name)."""
+    times = expected_times(chapters) if times is None else times
     commands: list[list[tuple[str, float]]] = [[]]
     used = 0.0
     for chapter in chapters:
@@ -128,7 +199,8 @@ def run(chapters: list[str], out: Path, budget_s: float, *,
     out.mkdir(parents=True, exist_ok=True)
     staging = out / "staging"
     (staging / "recorded").mkdir(parents=True, exist_ok=True)
-    times = last_times() if times is None else times
+    times = expected_times(tuple(chapters), chapters_dir) if times is None \
+        else times
     log = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "device": _gpu_name(), "budget_s": budget_s, "chapters": []}
     start = time.monotonic()
@@ -376,11 +448,48 @@ def _checked_recordings(folder: Path, recorded, machine) -> dict:
     return found
 
 
+def print_plan(budget_s: float = COMMAND_BUDGET_S) -> None:
+    """The plan of a visit, as `plan` prints it: each chapter's budget,
+    its last GPU time and its dry run here, the book's total, and the
+    commands."""
+    last, here = last_times(), dry_run_times()
+    expected = expected_times()
+    print(f"{'chapter':<20} {'budget':>7} {'expected':>9} "
+          f"{'last GPU run':>13} {'dry run here':>13}")
+    def seconds(table: dict[str, float], chapter: str) -> str:
+        return f"{table[chapter]:.0f} s" if chapter in table else "—"
+
+    for chapter in PRIORITY:
+        print(f"{chapter:<20} {CHAPTER_BUDGET_S:>5} s "
+              f"{seconds(expected, chapter):>9} "
+              f"{seconds(last, chapter):>13} {seconds(here, chapter):>13}")
+    print(f"{'the book':<20} {BOOK_BUDGET_S:>5} s "
+          f"{sum(expected.values()):>7.0f} s {sum(last.values()):>11.0f} s"
+          f" {sum(here.values()):>11.0f} s")
+    print("\n(expected: the kept page's seconds where it ran the present "
+          "code, else the budget; the last GPU run may have run older "
+          "code)")
+    for i, command in enumerate(plan(budget_s=budget_s), 1):
+        total = sum(s for _, s in command)
+        print(f"command {i} (~{total:.0f} s): " + ", ".join(
+            f"{c} ({s:.0f} s)" for c, s in command))
+    print("\nWhat each chapter records beside its page:")
+    for chapter in PRIORITY:
+        recordings = expected_recordings(chapter)
+        if chapter in NEEDS or recordings:
+            print(f"- {chapter}: {NEEDS.get(chapter, '')}"
+                  + (f"; recordings: {', '.join(recordings)}"
+                     if recordings else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
     p_plan = verbs.add_parser("plan", help="commands that fit the budget")
     p_plan.add_argument("--budget", type=float, default=COMMAND_BUDGET_S)
+    p_here = verbs.add_parser("time-here",
+                              help="here: each chapter's GPU code paths")
+    p_here.add_argument("chapters", nargs="*")
     p_run = verbs.add_parser("run", help="on the GPU: record chapters")
     p_run.add_argument("--out", type=Path, required=True)
     p_run.add_argument("--budget", type=float, default=COMMAND_BUDGET_S)
@@ -393,14 +502,10 @@ def main(argv: list[str] | None = None) -> int:
     p_unpack.add_argument("archive", type=Path)
     args = parser.parse_args(argv)
     if args.verb == "plan":
-        for i, command in enumerate(plan(budget_s=args.budget), 1):
-            total = sum(s for _, s in command)
-            print(f"command {i} (~{total:.0f} s): " + ", ".join(
-                f"{c} ({s:.0f} s)" for c, s in command))
-        print("\nWhat each chapter records for its stories:")
-        for chapter in PRIORITY:
-            print(f"- {chapter}: {NEEDS.get(chapter, '(as before)')}; "
-                  f"recordings: {', '.join(expected_recordings(chapter))}")
+        print_plan(args.budget)
+        return 0
+    if args.verb == "time-here":
+        time_here(args.chapters or list(PRIORITY))
         return 0
     if args.verb == "run":
         log = run(args.chapters or list(PRIORITY), args.out, args.budget,

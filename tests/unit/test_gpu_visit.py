@@ -217,8 +217,45 @@ def test_an_archive_over_the_limit_leaves_pages_out(visit, tmp_path):
 def test_the_plan_fits_each_command_in_the_budget():
     commands = gpu_visit.plan(("a", "b", "c", "d"), budget_s=500,
                               times={"a": 300, "b": 150, "c": 400})
-    assert commands == [[("a", 300), ("b", 150)], [("c", 400)],
-                        [("d", 240)]]
+    assert commands == [[("a", 300), ("b", 150)],
+                        [("c", 400), ("d", gpu_visit.CHAPTER_BUDGET_S)]]
+
+
+def test_a_chapter_is_expected_to_take_its_pages_time_or_its_budget(
+        tmp_path, monkeypatch):
+    """The GPU's kept page gives a chapter's time only while it ran the
+    chapter's present code; an edited chapter is planned at its budget."""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from helpers.page import executions
+
+    monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path / "recorded"))
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    for name, code in (("01_same", "x = 1"), ("02_edited", "x = 2")):
+        nbformat.write(new_notebook(cells=[new_code_cell(code)]),
+                       chapters / f"{name}.ipynb")
+        page = new_notebook(cells=[new_code_cell("x = 1")])
+        executions.stamp(page, executor=H100, started="", seconds=42.0,
+                         gpu_start=None, gpu_end=None)
+        path = executions.page_path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(page, path)
+    assert gpu_visit.expected_times(("01_same", "02_edited", "03_never"),
+                                    chapters) == {
+        "01_same": 42.0, "02_edited": gpu_visit.CHAPTER_BUDGET_S,
+        "03_never": gpu_visit.CHAPTER_BUDGET_S}
+
+
+def test_time_here_keeps_each_chapters_dry_run_seconds(visit, tmp_path,
+                                                      monkeypatch):
+    chapters, _, _ = visit
+    monkeypatch.setenv("BOOK_RECORD_TO", str(tmp_path / "recorded"))
+    log = tmp_path / "dry_run_log.json"
+    gpu_visit.time_here(["90_probe"], log=log, chapters_dir=chapters)
+    entry = json.loads(log.read_text())["chapters"]["90_probe"]
+    assert entry["seconds"] > 0 and entry["machine"].startswith("CPU, ")
+    assert gpu_visit.dry_run_times(log) == {"90_probe": entry["seconds"]}
 
 
 def test_the_chapters_name_their_recordings():
