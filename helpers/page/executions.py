@@ -175,13 +175,18 @@ def _folded(chapter: nbformat.NotebookNode,
             reference: nbformat.NotebookNode | None
             ) -> nbformat.NotebookNode:
     """This machine's execution, each measurement's output folded under
-    the reference GPU's output of the same cell where it has one."""
+    the reference GPU's: its output of the same cell where it has one,
+    and the results that follow the cell (see `_leads`)."""
     shown = copy.deepcopy(chapter)
     there = _outputs_by_source(reference) if reference else {}
     here = short_name(execution(chapter))
-    cells = []
+    cells: list[Any] = []
+    waiting: list[Any] = []  # folds placed after the results that follow
     for cell in shown.cells:
         tags = cell.metadata.get("tags", [])
+        if waiting and not _leads(cell):
+            cells += waiting
+            waiting = []
         if cell.cell_type != "code" or MEASUREMENT not in tags \
                 or "remove-cell" in tags or not cell.outputs:
             cells.append(cell)
@@ -196,10 +201,23 @@ def _folded(chapter: nbformat.NotebookNode,
             "code_prompt_show": f"Show the output on this machine ({here})",
             "code_prompt_hide": f"Hide the output on this machine ({here})"}
         # the code, then the reference's output (where the same cell ran
-        # there), then this machine's, folded
-        cells += [led, folded]
-    shown.cells = cells
+        # there) and its results, then this machine's, folded
+        cells.append(led)
+        waiting.append(folded)
+    shown.cells = cells + waiting
     return shown
+
+
+def _leads(cell: Any) -> bool:
+    """Whether ``cell`` belongs to the reference GPU's results a folded
+    measurement waits behind: a removed cell, a cell that shows the
+    reference's result (``reference-result``), or a paragraph that is
+    only glued from it (``{glue:md}`` blocks)."""
+    tags = cell.metadata.get("tags", [])
+    if cell.cell_type == "code":
+        return "remove-cell" in tags or REFERENCE_RESULT in tags
+    blocks = [b for b in cell.source.split("```") if b.strip()]
+    return bool(blocks) and all(b.startswith("{glue:md}") for b in blocks)
 
 
 def _outputs_by_source(notebook: nbformat.NotebookNode

@@ -181,3 +181,25 @@ def test_the_reproducibility_table_says_which_execution_each_page_shows(
     assert table[-1] == ("Shown from this machine because their code "
                          "changed after the reference GPU executed them: "
                          "Copying (1 December 2026).")
+
+
+def test_this_machines_fold_follows_the_h100s_result():
+    """The fold of a measurement waits behind what follows it from the
+    H100: the removed cell that glues its paragraph, the paragraph, and a
+    cell showing its recorded result; the next prose comes after it."""
+    here = chapter(ON_CPU)
+    glue_cell = new_code_cell("glue_reference(...)",
+                              metadata={"tags": ["remove-cell"]})
+    paragraph = new_markdown_cell("```{glue:md} gpu_rate\n:format: myst\n"
+                                  "```")
+    recorded_table = new_code_cell("show(h100)", outputs=[text("3005")],
+                                   metadata={"tags": ["reference-result"]})
+    prose = new_markdown_cell("**Explain.** Why it is so.")
+    here.cells[4:4] = [glue_cell, paragraph, recorded_table, prose]
+    page = executions.page(here, None)
+    order = [c.source.splitlines()[0][:12] for c in page.cells]
+    assert order == ["# Copying", "import helpe", "The copy ran",
+                     "rate = measu", "glue_referen", "```{glue:md}",
+                     "show(h100)", "rate = measu", "**Explain.**",
+                     "hlo.fusions("]
+    assert "remove-input" in page.cells[7].metadata["tags"]  # the fold
