@@ -182,7 +182,7 @@ def _folded(chapter: nbformat.NotebookNode,
     here = short_name(execution(chapter))
     cells: list[Any] = []
     waiting: list[Any] = []  # folds placed after the results that follow
-    for cell in shown.cells:
+    for cell in _glue_apart(shown.cells):
         tags = cell.metadata.get("tags", [])
         if waiting and not _leads(cell):
             cells += waiting
@@ -206,6 +206,29 @@ def _folded(chapter: nbformat.NotebookNode,
         waiting.append(folded)
     shown.cells = cells + waiting
     return shown
+
+
+_GLUED_BLOCK = re.compile(r"\A\s*```\{glue:md\}[^`]*```\s*")
+
+
+def _glue_apart(cells: list[Any]) -> list[Any]:
+    """``cells`` with each markdown cell that opens with glued
+    paragraphs (``{glue:md}`` blocks) split in two: the glued blocks,
+    then the prose after them."""
+    apart = []
+    for cell in cells:
+        glued = ""
+        rest = cell.source if cell.cell_type == "markdown" else ""
+        while (found := _GLUED_BLOCK.match(rest)):
+            glued, rest = glued + found.group(0), rest[found.end():]
+        if not glued or not rest.strip():
+            apart.append(cell)
+            continue
+        first = copy.deepcopy(cell)
+        first.source = glued.strip()
+        second = nbformat.v4.new_markdown_cell(rest.strip())
+        apart += [first, second]
+    return apart
 
 
 def _leads(cell: Any) -> bool:

@@ -203,3 +203,13 @@ def test_this_machines_fold_follows_the_h100s_result():
                      "show(h100)", "rate = measu", "**Explain.**",
                      "hlo.fusions("]
     assert "remove-input" in page.cells[7].metadata["tags"]  # the fold
+
+
+def test_a_glued_paragraph_that_opens_a_cell_leads_its_prose():
+    here = chapter(ON_CPU)
+    here.cells.insert(4, new_markdown_cell(
+        "```{glue:md} gpu_rate\n:format: myst\n```\n\n**Explain.** Why."))
+    page = executions.page(here, None)
+    order = [c.source.splitlines()[0][:12] for c in page.cells]
+    assert order[3:] == ["rate = measu", "```{glue:md}", "rate = measu",
+                         "**Explain.**", "hlo.fusions("]
