@@ -1,7 +1,8 @@
 """Chapter 5's claims: each of the source's claims, the numbers measured
 for it, and a verdict computed from those numbers (never typed), with the
-closing table that sets this machine's verdicts beside the reference
-GPU's. The sections' paragraphs on the GPU's numbers are in `reference`.
+closing table of one machine's verdicts and the claims on which this
+machine's differ from the H100's. The sections' paragraphs on the GPU's
+numbers are in `reference`.
 """
 
 from __future__ import annotations
@@ -18,9 +19,18 @@ from helpers.workbook.ch05_transformations import steps, transforms
 CPU_SIZES = {"width": 64, "batches": (4, 16, 64), "lengths": (8, 32, 128),
              "remat": (256, 1024, 256), "forward": (256, 64),
              "matmuls": (128, 512)}
-GPU_SIZES = {"width": 512, "batches": (16, 64, 256),
-             "lengths": (16, 64, 256), "remat": (1024, 4096, 4096),
+# On a GPU the largest batch and the longest scan are 128: the loop inside
+# jit and the unrolled loop compile one body per example or step, and at
+# 128 each claim's verdict is already decided (vmap's and the loops' ratios
+# are tens of times; the unrolled loop's compile time several times the
+# scan's). The bf16 verdict needs n = 8192, and chapter 6 reads n = 4096.
+GPU_SIZES = {"width": 512, "batches": (16, 64, 128),
+             "lengths": (16, 64, 128), "remat": (1024, 4096, 4096),
              "forward": (1024, 1024), "matmuls": (1024, 4096, 8192)}
+# The sizes the H100 measured at until 2026-11-26: a recording without a
+# ``sizes`` key (the first, of 2026-11-23) ran at these.
+FIRST_GPU_SIZES = {**GPU_SIZES, "batches": (16, 64, 256),
+                   "lengths": (16, 64, 256)}
 EXPECTED_RETRACES = [True, False, True, True, True, False, False]
 # The H100 SXM5's peak rates in FLOP/s without sparsity, from NVIDIA's
 # H100 whitepaper (2022): the chapter's prediction, not a measurement.
@@ -90,9 +100,9 @@ def measure(sizes: dict[str, Any]) -> dict[str, Any]:
 
 def sizes_of(data: dict[str, Any]) -> dict[str, Any]:
     """The sizes a recording of `measure` ran at. The first H100 recording
-    (2026-11-23) predates the ``sizes`` key; it ran at `GPU_SIZES`, which
-    have not changed since the chapter was written."""
-    return data.get("sizes", GPU_SIZES)
+    (2026-11-23) predates the ``sizes`` key; it ran at `FIRST_GPU_SIZES`.
+    """
+    return data.get("sizes", FIRST_GPU_SIZES)
 
 
 def sizes_in_words(sizes: dict[str, Any]) -> str:
@@ -306,22 +316,13 @@ def findings(data: dict[str, Any]) -> dict[str, Finding]:
             FORWARD: _forward(data), BF16: _bf16(data)}
 
 
-def claims_table(here: dict[str, Any], gpu: dict[str, Any] | None,
-                 device: str = "the reference GPU") -> pd.DataFrame:
+def claims_table(data: dict[str, Any], where: str = "here"
+                 ) -> pd.DataFrame:
     """The closing table: one row per claim, labelled by its
-    transformation, with what ``device`` (the reference GPU) measured and
-    its verdict, and this machine's verdict beside it. Without a
-    recording the table shows this machine's numbers instead (the GPU's
-    columns are left out, not filled with blanks)."""
-    mine = findings(here)
-    if gpu is None:
-        rows = {claim: {"measured here": f.summary, "verdict here":
-                        f.verdict} for claim, f in mine.items()}
-    else:
-        rows = {claim: {f"measured on the {device}": f.summary,
-                        "verdict there": f.verdict,
-                        "verdict here": mine[claim].verdict}
-                for claim, f in findings(gpu).items()}
+    transformation, with what was measured ``where`` ('on the H100',
+    'here') and the verdict."""
+    rows = {claim: {f"measured {where}": f.summary, "verdict": f.verdict}
+            for claim, f in findings(data).items()}
     table = pd.DataFrame.from_dict(rows, orient="index")
     # The row label is the transformation alone, so that it stays short
     # (labels do not wrap); the rest of the claim is a column, which does.
@@ -331,16 +332,17 @@ def claims_table(here: dict[str, Any], gpu: dict[str, Any] | None,
     return table
 
 
-def differences(here: dict[str, Any], gpu: dict[str, Any]) -> str:
-    """The claims whose verdict here differs from the reference GPU's, as
-    a sentence and a Markdown list of what this machine measured for
+def differences(here: dict[str, Any], gpu: dict[str, Any],
+                device: str = "H100") -> str:
+    """The claims whose verdict here differs from ``device``'s (``gpu``),
+    as a sentence and a Markdown list of what this machine measured for
     each (or one sentence saying there are none)."""
     mine, theirs = findings(here), findings(gpu)
     differ = [claim for claim in mine
               if mine[claim].verdict != theirs[claim].verdict]
     if not differ:
         return ("Every claim gets the same verdict on this machine as on "
-                "the reference GPU.")
+                f"the {device}.")
     said = "".join(f"\n- *{claim}* {verdict_verb(mine[claim].verdict)} "
                    f"here: {mine[claim].summary}." for claim in differ)
     count = ("One claim comes" if len(differ) == 1 else

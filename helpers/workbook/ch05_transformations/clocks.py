@@ -48,11 +48,12 @@ def _counts(data: dict[str, Any]) -> dict[str, Any]:
             "worst": worst, "sections": sections}
 
 
-def clock_note(data: dict[str, Any]) -> str:
+def clock_note(data: dict[str, Any], whose: str = "this run's") -> str:
     """The paragraph that introduces the three clocks of the timed tables
     and, from the numbers in ``data`` (`claims.measure`), says where the
     span exceeds the wall time or the kernels exceed the span, and why,
-    and which clock the chapter's verdicts read (`verdict_clocks`)."""
+    and which clock the chapter's verdicts read (`verdict_clocks`).
+    ``whose`` names the run ("the H100's", "this machine's")."""
     from helpers.page import prose
 
     c = _counts(data)
@@ -69,8 +70,8 @@ def clock_note(data: dict[str, Any]) -> str:
                  "slower.")
     if c["over wall"]:
         tables = "table" if len(c["sections"]) == 1 else "tables"
-        text += (f" {'So in' if on_cpu else 'In'} {c['over wall']} of this "
-                 f"run's {c['rows']} timed rows (in the "
+        text += (f" {'So in' if on_cpu else 'In'} {c['over wall']} of "
+                 f"{whose} {c['rows']} timed rows (in the "
                  f"{prose.and_list(c['sections'])} {tables}) the span exceeds "
                  f"the wall time, by up to {c['worst']:.2f} times: calls "
                  "under the profiler ran slower than those the wall clock "

@@ -14,6 +14,7 @@ import pandas as pd
 from helpers.measuring import device_time
 from helpers.multi_device import meshes
 from helpers.workbook.ch05_transformations.transforms import (
+    Cases,
     Params,
     init,
     loss,
@@ -154,30 +155,36 @@ def forward_counts(width: int, batch: int) -> pd.DataFrame:
     """Matrix products compiled, and time, for three ways to get the loss,
     its metrics and the gradient: `value_and_grad(has_aux=True)` in one
     jit; a jitted loss plus a jitted gradient (two calls, so two forward
-    passes); and loss and gradient computed separately inside one jit."""
+    passes); and loss and gradient computed separately inside one jit.
+    Each program is compiled once, its HLO read and the same executable
+    timed, all three in one profile."""
     params = init(jax.random.key(0), width)
     x = jnp.ones((batch, width))
     grad = jax.grad(loss_with_aux, has_aux=True)
-    together = jax.jit(jax.value_and_grad(loss_with_aux, has_aux=True))
-    apart_loss, apart_grad = jax.jit(loss_with_aux), jax.jit(grad)
-    one_jit = jax.jit(lambda p, x, y: (loss_with_aux(p, x, y),
-                                       grad(p, x, y)))
 
-    def dots(fn: Callable[..., Any]) -> int:
-        return hlo.matrix_products(hlo.compiled_text(fn, params, x, x))
+    def compiled(fn: Callable[..., Any]) -> Any:
+        return jax.jit(fn).lower(params, x, x).compile()
 
-    def times(fn: Callable[..., Any]) -> dict[str, float]:
-        return device_time.columns(device_time.measure(
-            fn, params, x, x, profiled=5))
+    together = compiled(jax.value_and_grad(loss_with_aux, has_aux=True))
+    apart_loss, apart_grad = compiled(loss_with_aux), compiled(grad)
+    one_jit = compiled(lambda p, x, y: (loss_with_aux(p, x, y),
+                                        grad(p, x, y)))
 
-    rows = [{"version": "value_and_grad(has_aux=True), one jit",
-             "dots": dots(together), **times(together)},
-            {"version": "loss and grad, two jitted calls",
-             "dots": dots(apart_loss) + dots(apart_grad),
-             **times(lambda p, x, y: (apart_loss(p, x, y),
-                                      apart_grad(p, x, y)))},
-            {"version": "loss and grad separately, one jit",
-             "dots": dots(one_jit), **times(one_jit)}]
+    def dots(*programs: Any) -> int:
+        return sum(hlo.matrix_products(p.as_text()) for p in programs)
+
+    cases = {"value_and_grad(has_aux=True), one jit":
+             (together, dots(together)),
+             "loss and grad, two jitted calls":
+             (lambda p, x, y: (apart_loss(p, x, y), apart_grad(p, x, y)),
+              dots(apart_loss, apart_grad)),
+             "loss and grad separately, one jit": (one_jit, dots(one_jit))}
+    timed = device_time.measure_all(
+        {name: (fn, [(params, x, x)]) for name, (fn, _) in cases.items()},
+        profiled=5)
+    rows = [{"version": name, "dots": count,
+             **device_time.columns(timed[name])}
+            for name, (_, count) in cases.items()]
     return pd.DataFrame(rows).set_index("version")
 
 
@@ -195,22 +202,37 @@ def _matmul(kind: str, a: jax.Array, b: jax.Array) -> jax.Array:
     return jnp.matmul(a, b, precision=precision)
 
 
+# Rows of the float64 product each error is read from: an error is a
+# property of the arithmetic, the same in every row, and 1024 rows of an
+# n = 8192 product cost the host an eighth of the whole one.
+REFERENCE_ROWS = 1024
+
+
 def precision_table(sizes: tuple[int, ...]) -> pd.DataFrame:
-    """Time and relative error (Frobenius norm, against float64 NumPy) of
-    an n x n matmul at each precision and size."""
-    rows = []
+    """Time and relative error of an n x n matmul at each precision and
+    size. The error is the Frobenius norm of the difference from the
+    float64 product of the same float32 inputs, in the first
+    `REFERENCE_ROWS` rows (all rows of a smaller product), relative to
+    that product's. Each program is compiled once and the same
+    executable checked and timed, all in one profile."""
+    rows: list[dict[str, Any]] = []
+    cases: Cases = {}
     for n in sizes:
-        a64 = np.random.default_rng(n).standard_normal((n, n))
-        b64 = np.random.default_rng(n + 1).standard_normal((n, n))
-        want = a64 @ b64
-        a, b = jnp.asarray(a64, jnp.float32), jnp.asarray(b64, jnp.float32)
+        a = jax.random.normal(jax.random.key(n), (n, n), jnp.float32)
+        b = jax.random.normal(jax.random.key(n + 1), (n, n), jnp.float32)
+        kept = min(n, REFERENCE_ROWS)
+        want = (np.asarray(a)[:kept].astype(np.float64)
+                @ np.asarray(b).astype(np.float64))
         for kind in PRECISIONS:
-            fn = jax.jit(lambda a, b, kind=kind: _matmul(kind, a, b))
-            got = np.asarray(fn(a, b), np.float64)
-            timing = device_time.measure(fn, a, b, repeat=10)
+            program = jax.jit(lambda a, b, kind=kind: _matmul(kind, a, b)
+                              ).lower(a, b).compile()
+            got = np.asarray(program(a, b))[:kept].astype(np.float64)
+            cases[f"{kind}, n={n}"] = (program, [(a, b)])
             rows.append({"n": n, "precision": kind,
                          "rel error": np.linalg.norm(got - want)
-                         / np.linalg.norm(want),
-                         **device_time.columns(timing),
-                         "TFLOP/s": 2 * n ** 3 / timing.median / 1e12})
-    return pd.DataFrame(rows)
+                         / np.linalg.norm(want)})
+    timed = device_time.measure_all(cases, repeat=10, max_seconds=2.0)
+    return pd.DataFrame([
+        {**row, **device_time.columns(timing),
+         "TFLOP/s": 2 * row["n"] ** 3 / timing.median / 1e12}
+        for row, timing in zip(rows, timed.values())])

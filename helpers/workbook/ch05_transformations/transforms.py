@@ -21,6 +21,9 @@ from helpers.measuring import bench, device_time
 from helpers.xla import hlo
 
 Params = dict[str, jax.Array]
+# Cases to time in one profile (`device_time.measure_all`): a name for
+# each, and its function and argument tuples.
+Cases = dict[str, tuple[Callable[..., Any], list[tuple[Any, ...]]]]
 
 
 MLP_DEPTH = 2  # the chapter's MLP: two square tanh layers
@@ -96,10 +99,13 @@ def donation(width: int) -> dict[str, Any]:
     and how many bytes of arrays are alive after the step."""
     out = {}
     for donate in (False, True):
-        step = jax.jit(sgd_step, donate_argnums=0 if donate else ())
         params = init(jax.random.key(0), width)
         x = jnp.ones((8, width))
-        aliases = hlo.aliases(step.lower(params, x, x).compile().as_text())
+        # compiled once: the executable whose aliases are read is the one
+        # that runs the step
+        step = jax.jit(sgd_step, donate_argnums=0 if donate else ()).lower(
+            params, x, x).compile()
+        aliases = hlo.aliases(step.as_text())
         new = step(params, x, x)
         jax.block_until_ready(new)
         live = sum(a.nbytes for a in jax.live_arrays())
@@ -122,35 +128,46 @@ def example_loss(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
 def vmap_vs_loop(width: int, batches: tuple[int, ...]) -> pd.DataFrame:
     """Per-example losses three ways: a Python loop calling a jitted
     per-example function, the same loop inside one jit, and `vmap`. For
-    each batch size: kernels per batch (from the compiled HLO) and time."""
+    each batch size: kernels per batch (from the compiled HLO) and time.
+
+    Each program is compiled once, and the executable whose HLO is read
+    is the one timed (the loop of calls calls the jitted function, whose
+    first call finds that executable in JAX's cache); every case is
+    timed in one profile (`device_time.measure_all`)."""
     params = init(jax.random.key(0), width)
     one = jax.jit(example_loss)
+    example = jnp.zeros(width)
+    one_kernels = hlo.kernel_count(
+        one.lower(params, example, example).compile().as_text())
     batched = jax.jit(jax.vmap(example_loss, in_axes=(None, 0, 0)))
 
     def looped(params: Params, xs: jax.Array, ys: jax.Array) -> jax.Array:
         return jnp.stack([example_loss(params, x, y)
                           for x, y in zip(xs, ys)])
 
+    cases: Cases = {}
     rows = []
     for b in batches:
         xs = jax.random.normal(jax.random.key(b), (b, width))
-        loop_jit = jax.jit(looped)
+        inside = jax.jit(looped).lower(params, xs, xs).compile()
+        mapped = batched.lower(params, xs, xs).compile()
         versions: dict[str, tuple[Callable[..., Any], int]] = {
             "Python loop of jitted calls": (
                 lambda xs=xs: [one(params, x, y) for x, y in zip(xs, xs)],
-                b * hlo.kernel_count(one, params, xs[0], xs[0])),
+                b * one_kernels),
             "Python loop inside jit": (
-                lambda xs=xs, loop_jit=loop_jit: loop_jit(params, xs, xs),
-                hlo.kernel_count(loop_jit, params, xs, xs)),
-            "vmap": (lambda xs=xs: batched(params, xs, xs),
-                     hlo.kernel_count(batched, params, xs, xs)),
+                lambda xs=xs, inside=inside: inside(params, xs, xs),
+                hlo.kernel_count(inside.as_text())),
+            "vmap": (lambda xs=xs, mapped=mapped: mapped(params, xs, xs),
+                     hlo.kernel_count(mapped.as_text())),
         }
         for name, (call, kernels) in versions.items():
-            timing = device_time.measure(call, repeat=10, name=name,
-                                         profiled=3)
-            rows.append({"batch": b, "version": name, "kernels": kernels,
-                         **device_time.columns(timing)})
-    return pd.DataFrame(rows)
+            cases[f"{name}, batch {b}"] = (call, [()])
+            rows.append({"batch": b, "version": name, "kernels": kernels})
+    timed = device_time.measure_all(cases, repeat=10, profiled=3,
+                                    max_seconds=2.0)
+    return pd.DataFrame([{**row, **device_time.columns(timing)}
+                         for row, timing in zip(rows, timed.values())])
 
 
 # --- 3. scan vs an unrolled loop ----------------------------------------
@@ -180,6 +197,7 @@ def scan_vs_unrolled(width: int, lengths: tuple[int, ...]) -> pd.DataFrame:
     w = jax.random.normal(jax.random.key(0), (width, width)) / np.sqrt(width)
     h = jnp.zeros(width)
     rows = []
+    cases: Cases = {}
     for t in lengths:
         xs = jax.random.normal(jax.random.key(t), (t, width))
         for name, fn in (("scan", rnn_scan), ("unrolled", rnn_unrolled)):
@@ -187,15 +205,17 @@ def scan_vs_unrolled(width: int, lengths: tuple[int, ...]) -> pd.DataFrame:
             start = time.perf_counter()
             compiled = jitted.lower(w, h, xs).compile()
             compile_s = time.perf_counter() - start
-            timing = device_time.measure(compiled, w, h, xs, repeat=10,
-                                         profiled=3)
-            times = device_time.columns(timing)
+            cases[f"{name} {t}"] = (compiled, [(w, h, xs)])
             rows.append({"length": t, "version": name,
                          "products": hlo.source_products(compiled.as_text()),
-                         "compile ms": compile_s * 1e3,
-                         "run ms": times["ms"],
-                         "run device ms": times["device ms"],
-                         "run kernel ms": times["kernel ms"]})
+                         "compile ms": compile_s * 1e3})
+    # every compiled program timed in one profile
+    timed = device_time.measure_all(cases, repeat=10, profiled=3)
+    for row, timing in zip(rows, timed.values()):
+        times = device_time.columns(timing)
+        row.update({"run ms": times["ms"],
+                    "run device ms": times["device ms"],
+                    "run kernel ms": times["kernel ms"]})
     return pd.DataFrame(rows)
 
 
@@ -226,7 +246,7 @@ def remat_table(width: int, hidden: int, batch: int) -> pd.DataFrame:
     params = {"w1": jax.random.normal(k1, (width, hidden)) / np.sqrt(width),
               "w2": jax.random.normal(k2, (hidden, width)) / np.sqrt(hidden)}
     x = jax.random.normal(k3, (batch, width))
-    rows = []
+    rows, cases = [], {}
     for checkpoint in (False, True):
         grad = jax.jit(jax.grad(
             lambda p, x, c=checkpoint: deep_loss(p, x, c)))
@@ -235,13 +255,16 @@ def remat_table(width: int, hidden: int, batch: int) -> pd.DataFrame:
         if memory is None:
             raise RuntimeError("this backend reports no memory analysis "
                                "of a compiled program.")
-        timing = device_time.measure(compiled, params, x, repeat=10,
-                                     profiled=3)
+        cases[f"remat={checkpoint}"] = (compiled, [(params, x)])
         rows.append({"remat": checkpoint,
                      "temp MB": memory.temp_size_in_bytes / 1e6,
-                     **device_time.columns(timing),
                      "dots": hlo.matrix_products(compiled.as_text())})
-    return pd.DataFrame(rows).set_index("remat")
+    # both steps timed in one profile
+    timed = device_time.measure_all(cases, repeat=10, profiled=3)
+    frame = pd.DataFrame([{**row, **device_time.columns(timing)}
+                          for row, timing in zip(rows, timed.values())])
+    return frame[["remat", "temp MB", "ms", "device ms", "kernel ms",
+                  "dots"]].set_index("remat")
 
 
 def _remat_compiled(width: int, hidden: int, batch: int, checkpoint: bool
@@ -307,7 +330,8 @@ def remat_passes(width: int = 64, hidden: int = 256, batch: int = 32,
     Returns the pass (step number and pipeline) that removed the barriers,
     and the table of matrix products after each pass that changed their
     number. ``on_gpu`` compiles for an H100 (run it through
-    `helpers.xla.crosscompile.run`); otherwise for this machine's CPU.
+    `helpers.xla.crosscompile.run`); otherwise for this machine's own
+    backend (``jax.devices()[0].platform``).
     """
     from helpers.xla import crosscompile, xla_dump
     spec = {"w1": jax.ShapeDtypeStruct((width, hidden), jnp.float32),
