@@ -197,7 +197,9 @@ def _folded(chapter: nbformat.NotebookNode,
         folded.metadata["tags"] = [t for t in tags if t not in (
             "hide-input", "hide-output", "hide-cell")] + [
             "remove-input", "hide-output"]
+        # the fold's labels beside the cell's own settings (a figure's alt)
         folded.metadata["mystnb"] = {
+            **folded.metadata.get("mystnb", {}),
             "code_prompt_show": f"Show the output on this machine ({here})",
             "code_prompt_hide": f"Hide the output on this machine ({here})"}
         # the code, then the reference's output (where the same cell ran

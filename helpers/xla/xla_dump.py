@@ -20,6 +20,7 @@ a `Dump` reads it back:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import tempfile
 from pathlib import Path
@@ -328,4 +329,11 @@ def options_used(dump: Dump) -> dict[str, dict[str, str | list[str]]]:
 
 
 def _count(text: str, opcode: str) -> int:
-    return hlo.op_counts(text, entry_only=False).get(opcode, 0)
+    return _op_counts(text).get(opcode, 0)
+
+
+@functools.lru_cache(maxsize=512)
+def _op_counts(text: str) -> dict[str, int]:
+    """Every opcode's count in one module's text, parsed once: a dump's
+    per-pass files are read for one opcode after another."""
+    return dict(hlo.op_counts(text, entry_only=False))

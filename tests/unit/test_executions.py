@@ -213,3 +213,11 @@ def test_a_glued_paragraph_that_opens_a_cell_leads_its_prose():
     order = [c.source.splitlines()[0][:12] for c in page.cells]
     assert order[3:] == ["rate = measu", "```{glue:md}", "rate = measu",
                          "**Explain.**", "hlo.fusions("]
+
+
+def test_a_folded_figure_keeps_its_alt_text():
+    here = chapter(ON_CPU)
+    here.cells[3].metadata["mystnb"] = {"image": {"alt": "a roofline"}}
+    folded = executions.page(here, None).cells[4]
+    assert folded.metadata["mystnb"]["image"] == {"alt": "a roofline"}
+    assert folded.metadata["mystnb"]["code_prompt_show"].startswith("Show")
