@@ -2,11 +2,12 @@
 
 A chapter's ``.ipynb`` holds this machine's execution; the reference
 GPU's lies in ``recorded/<device>/<chapter>.ipynb``. Before MyST-NB reads
-a chapter, this extension hands it `helpers.page.executions.page`: the
-reference GPU's outputs under today's text when the code cells are the
-ones that ran there, and this machine's execution, saying so at the top,
-when they are not. Sphinx rebuilds a chapter when its kept execution
-changes (a dependency noted here).
+a chapter, this extension hands it `helpers.page.reference_pages.page`:
+the reference GPU's outputs under today's text when the code cells are
+the ones that ran there, and this machine's execution, saying so at the
+top, when they are not. Sphinx rebuilds a chapter when its kept
+execution changes (a dependency noted here). The ``{executed-pages}``
+directive tables which execution each page shows.
 """
 
 from __future__ import annotations
@@ -18,29 +19,29 @@ from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
-from helpers.page import executions
+from helpers.page import executions, reference_pages
+from helpers.workbook.ch09_reproducibility import executed_pages
 
 
 def show_reference_execution(app, docname: str, source: list[str]) -> None:
     """Sphinx's ``source-read``: replace a chapter notebook's text with
-    the page `executions.page` makes of it."""
+    the page `reference_pages.page` makes of it."""
     path = Path(app.env.doc2path(docname))
     if path.suffix != ".ipynb" or path.parent.name != "chapters":
         return
     chapter = path.stem
-    reference_path = executions.page_path(chapter)
-    app.env.note_dependency(str(reference_path))
+    app.env.note_dependency(str(executions.page_path(chapter)))
     notebook = nbformat.reads(source[0], as_version=4)
-    shown = executions.page(notebook, executions.reference_page(chapter),
-                            recorded_on=executions.quoted_provenance(
-                                notebook))
+    shown = reference_pages.page(
+        notebook, executions.reference_page(chapter),
+        recorded_on=executions.quoted_provenance(notebook))
     source[0] = nbformat.writes(shown)
 
 
 class ExecutedPages(SphinxDirective):
     """``{executed-pages}``: a table of the execution each chapter page
-    shows (`executions.executions_table`), made at build time, so that it
-    always describes the book being built."""
+    shows (`executed_pages.executions_table`), made at build time, so
+    that it always describes the book being built."""
 
     def run(self) -> list[nodes.Node]:
         chapters = Path(self.env.srcdir) / "chapters"
@@ -49,7 +50,7 @@ class ExecutedPages(SphinxDirective):
             self.env.note_dependency(str(executions.page_path(path.stem)))
         container = nodes.container(classes=["executed-pages"])
         self.state.nested_parse(StringList(
-            executions.executions_table(chapters).splitlines()),
+            executed_pages.executions_table(chapters).splitlines()),
             self.content_offset, container)
         return [container]
 

@@ -6,8 +6,9 @@ One folder per job; import the modules a cell needs, e.g.
 
 - `measuring`: timing a call honestly (`bench`, `device_time`), deciding
   whether a difference is real (`stats`), the device's limits
-  (`roofline`), the reference GPU's recordings (`recorded`) and where this
-  runs (`machine`).
+  (`roofline`), the GPU's recordings (`recorded`) and how a page quotes
+  them (`results`), where this runs (`machine`, `gpu_state`,
+  `environment`).
 - `page`: what the page shows: numbers and computed paragraphs glued into
   the prose (`prose`), worked estimates (`arithmetic`), tables
   (`tables`), figures (`plots`, `diagrams`, `legends`), widgets (`widgets`).
@@ -31,16 +32,17 @@ One folder per job; import the modules a cell needs, e.g.
 
 How a number reaches the prose, for example chapter 1's copy ceiling:
 
-1. a chapter cell asks `measuring.recorded.narrated` for the recording
-   ``01_measuring/summary``, with the function that gathers this run's
-   numbers (measured by `measuring.roofline` and `measuring.device_time`);
-2. on a GPU with ``BOOK_RECORD=1`` the result is saved under
-   ``recorded/<device>/`` with its provenance (`measuring.machine`);
-3. on every machine the chapter reads the reference GPU's recording,
-   and `workbook.ch01_measuring.verdicts` computes the paragraph that
-   reads it;
-4. `page.prose.glue_reference` glues that paragraph into the text, so a
-   new recording changes the sentence.
+1. the chapter keeps what each section measures (by `measuring.roofline`
+   and `measuring.device_time`) in its `measuring.results.Recording`,
+   ``01_measuring/summary``;
+2. on the reference GPU the prose quotes that run, and with
+   ``BOOK_RECORD=1`` it is saved under ``recorded/<device>/`` with its
+   provenance (`measuring.machine`); on any other machine the prose
+   quotes the reference GPU's recording;
+3. `workbook.ch01_measuring.verdicts` computes the paragraph that reads
+   it, and `page.prose.glue_reference` glues it into the text;
+4. the page the book shows is the reference GPU's execution of the
+   chapter (`page.executions`), kept while its code is unchanged.
 
 Importing this package imports none of its parts, so it has no side
 effects.

@@ -8,7 +8,9 @@ limit.
 - `stats`: is a difference real? Bootstrap intervals and decisions.
 - `roofline`: measured ceilings (copy bandwidth, matmul rate) and the floors
   they imply.
-- `recorded`: the reference GPU's results, saved with their provenance,
-  and the paragraphs that quote them on any machine.
+- `recorded`: GPU results saved with their provenance, and read back.
+- `results`: the reference GPU's results as a page quotes them: this run
+  on that GPU, its recording elsewhere (`narrated`, `Recording`).
+- `gpu_state`: the GPU's clocks, power and temperature, by NVML.
 - `machine`: where this runs (provenance), problem sizes, Colab setup.
 """

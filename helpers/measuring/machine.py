@@ -19,14 +19,11 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import jax
 
 from helpers.measuring import gpu_state
-
-if TYPE_CHECKING:  # pandas is imported where a table is made
-    import pandas as pd
 
 T = TypeVar("T")
 
@@ -385,34 +382,3 @@ def capabilities(arch: tuple[int, int] | None = None) -> dict[str, Capability]:
         "CuPy": Capability(has_cupy, "" if has_cupy else
                            "not installed (pip install cupy-cuda12x)"),
     }
-
-
-# `describe`'s keys as a reader says them.
-DESCRIBED_AS = {
-    "backend": "JAX backend", "device": "device",
-    "device_count": "devices", "compute_capability": "compute capability",
-    "memory_bytes": "device memory (GiB)",
-    "total_memory_bytes": "GPU memory, all devices (GiB)",
-    "driver": "NVIDIA driver", "platform_version": "XLA platform",
-    "jax": "jax", "jaxlib": "jaxlib", "python": "Python",
-    "machine": "operating system", "xla_flags": "XLA_FLAGS",
-    "colab": "on Colab", "date": "date (UTC)",
-    "gpu_state": "GPU clocks, power, temperature"}
-
-
-def environment_table() -> pd.DataFrame:
-    """`describe` and `capabilities` of this machine as one table, a row
-    per fact named in words: the book's environment check."""
-    import pandas as pd
-
-    info = describe()
-    for key in ("memory_bytes", "total_memory_bytes"):
-        if info[key] is not None:
-            info[key] = round(info[key] / 2**30, 1)
-    info["gpu_state"] = (gpu_state.describe(info["gpu_state"])
-                         if on_gpu() else None)
-    rows = {DESCRIBED_AS.get(key, key): value for key, value in info.items()}
-    rows["on Colab"] = "yes" if info["colab"] else "no"
-    rows["XLA_FLAGS"] = info["xla_flags"] or "none set"
-    rows.update({name: str(can) for name, can in capabilities().items()})
-    return pd.DataFrame({"value": rows}).fillna("—")

@@ -11,4 +11,9 @@
 - `diagrams`: pictures of the ideas (a warp's loads, a loop's launches on
   a timeline, a mesh, a ring, a pipeline schedule).
 - `widgets`: interactive views of measured tables (static in the HTML).
+- `executions`: who executed a page (the stamp of an execution, the
+  reference GPU's kept pages, the line under a page's title).
+- `reference_pages`: what the book shows of a chapter: the reference
+  GPU's execution, or this machine's folded behind its results.
+- `reproduction`: whether a new execution reproduces a kept page.
 """

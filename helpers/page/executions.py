@@ -1,4 +1,4 @@
-"""Which machine executed a page, and what the book shows of it.
+"""Which machine executed a page.
 
 The book's pages are the reference GPU's own execution of each chapter.
 Executing a chapter (``scripts/notebooks.py execute``) stamps the
@@ -6,20 +6,14 @@ notebook with who ran it (`stamp`): the machine's provenance, when, how
 long, and the GPU's clocks, power and temperature at the start and the
 end. On a GPU with ``BOOK_RECORD=1`` the executed notebook is also kept
 as that GPU's page, ``recorded/<device>/<chapter>.ipynb`` (`page_path`).
-
-The build (``_ext/executed_pages.py``) then shows, for each chapter,
-`page`: the reference GPU's execution whenever the chapter's code cells
-are the ones that ran there, with today's text (jupyter-cache's rule: an
-edit to the prose needs no new execution, an edit to the code does).
-Otherwise the page is this machine's execution, saying so in one line at
-its top, and each cell tagged ``measurement`` (its output measures the
-machine that runs it) shows the reference GPU's output where that cell
-ran there unchanged, with this machine's output folded under it.
+The reference GPU's page is the one the book shows while the chapter's
+code cells are the ones that ran there (`shown_notebook`; what the build
+makes of it is `helpers.page.reference_pages`), and the line under a
+page's title names its executor (`executed_by`, `fallback_line`).
 """
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import json
 import os
@@ -126,166 +120,43 @@ def reference_page(chapter: str, device: str = REFERENCE_DEVICE
     return nbformat.read(path, as_version=4) if path.exists() else None
 
 
-def page(chapter: nbformat.NotebookNode,
-         reference: nbformat.NotebookNode | None,
-         *, recorded_on: dict[str, Any] | None = None
-         ) -> nbformat.NotebookNode:
-    """The page the book shows for a chapter.
-
-    Args:
-        chapter: the chapter as stored, executed on this machine.
-        reference: the reference GPU's execution of it (`reference_page`),
-            or None where it has none.
-        recorded_on: for a chapter without a reference execution, the
-            provenance of the reference GPU's recordings the prose quotes
-            (None: the chapter quotes none).
-
-    Returns:
-        With ``reference`` running the same code: the chapter's cells with
-        the reference's outputs. Otherwise: the chapter as executed here,
-        its ``measurement`` cells' outputs folded and led by the
-        reference's where the same cell ran there. Either way, the line
-        naming the executor opens the page.
-    """
+def shown_notebook(chapter_path: Path, device: str = REFERENCE_DEVICE
+                   ) -> nbformat.NotebookNode:
+    """The execution whose outputs the page of the chapter stored at
+    ``chapter_path`` shows: the reference GPU's when it ran the same code,
+    else the chapter as stored (executed on this machine)."""
+    chapter = nbformat.read(chapter_path, as_version=4)
+    reference = reference_page(chapter_path.stem, device)
     if reference is not None and same_code(chapter, reference):
-        shown = _with_outputs_of(chapter, reference)
-        line = executed_by(execution(reference))
-        return _opened_with(shown, line, fallback=False)
-    shown = _folded(chapter, reference)
-    line = fallback_line(execution(chapter),
-                         execution(reference) if reference else None,
-                         recorded_on)
-    return _opened_with(shown, line, fallback=True)
+        return reference
+    return chapter
 
 
-def _with_outputs_of(chapter: nbformat.NotebookNode,
-                     reference: nbformat.NotebookNode
-                     ) -> nbformat.NotebookNode:
-    shown = copy.deepcopy(chapter)
-    ran = [c for c in reference.cells if c.cell_type == "code"]
-    mine = [c for c in shown.cells if c.cell_type == "code"]
-    for cell, there in zip(mine, ran):
-        cell.outputs = copy.deepcopy(there.outputs)
-        cell.execution_count = there.get("execution_count")
-    shown.metadata[KEY] = copy.deepcopy(reference.metadata[KEY])
-    return shown
+def shown(chapter_path: Path, device: str = REFERENCE_DEVICE
+          ) -> dict[str, Any]:
+    """Which execution the book shows of the chapter stored at
+    ``chapter_path``: ``{'chapter', 'title', 'execution', 'replaces'}``,
+    where ``replaces`` is the reference GPU's execution a code edit set
+    aside (None when it is shown, or there is none)."""
+    chapter = nbformat.read(chapter_path, as_version=4)
+    reference = reference_page(chapter_path.stem, device)
+    title = next((line[2:].strip() for cell in chapter.cells
+                  if cell.cell_type == "markdown"
+                  for line in cell.source.splitlines()
+                  if line.startswith("# ")), chapter_path.stem)
+    if reference is not None and same_code(chapter, reference):
+        return {"chapter": chapter_path.stem, "title": title,
+                "execution": execution(reference), "replaces": None}
+    return {"chapter": chapter_path.stem, "title": title,
+            "execution": execution(chapter),
+            "replaces": execution(reference) if reference else None}
 
 
-def _folded(chapter: nbformat.NotebookNode,
-            reference: nbformat.NotebookNode | None
-            ) -> nbformat.NotebookNode:
-    """This machine's execution, each measurement's output folded under
-    the reference GPU's: its output of the same cell where it has one,
-    and the results that follow the cell (see `_leads`)."""
-    shown = copy.deepcopy(chapter)
-    there = _outputs_by_source(reference) if reference else {}
-    here = short_name(execution(chapter))
-    cells: list[Any] = []
-    waiting: list[Any] = []  # folds placed after the results that follow
-    for cell in _glue_apart(shown.cells):
-        tags = cell.metadata.get("tags", [])
-        if waiting and not _leads(cell):
-            cells += waiting
-            waiting = []
-        if cell.cell_type != "code" or MEASUREMENT not in tags \
-                or "remove-cell" in tags or not cell.outputs:
-            cells.append(cell)
-            continue
-        led = copy.deepcopy(cell)
-        led.outputs = _without_glue(there.get(cell.source.rstrip(), []))
-        folded = copy.deepcopy(cell)
-        folded.metadata["tags"] = [t for t in tags if t not in (
-            "hide-input", "hide-output", "hide-cell")] + [
-            "remove-input", "hide-output"]
-        # the fold's labels beside the cell's own settings (a figure's alt)
-        folded.metadata["mystnb"] = {
-            **folded.metadata.get("mystnb", {}),
-            "code_prompt_show": f"Show the output on this machine ({here})",
-            "code_prompt_hide": f"Hide the output on this machine ({here})"}
-        # the code, then the reference's output (where the same cell ran
-        # there) and its results, then this machine's, folded
-        cells.append(led)
-        waiting.append(folded)
-    shown.cells = cells + waiting
-    return shown
 
-
-_GLUED_BLOCK = re.compile(r"\A\s*```\{glue:md\}[^`]*```\s*")
-
-
-def _glue_apart(cells: list[Any]) -> list[Any]:
-    """``cells`` with each markdown cell that opens with glued
-    paragraphs (``{glue:md}`` blocks) split in two: the glued blocks,
-    then the prose after them."""
-    apart = []
-    for cell in cells:
-        glued = ""
-        rest = cell.source if cell.cell_type == "markdown" else ""
-        while (found := _GLUED_BLOCK.match(rest)):
-            glued, rest = glued + found.group(0), rest[found.end():]
-        if not glued or not rest.strip():
-            apart.append(cell)
-            continue
-        first = copy.deepcopy(cell)
-        first.source = glued.strip()
-        second = nbformat.v4.new_markdown_cell(rest.strip())
-        apart += [first, second]
-    return apart
-
-
-def _leads(cell: Any) -> bool:
-    """Whether ``cell`` belongs to the reference GPU's results a folded
-    measurement waits behind: a removed cell, a cell that shows the
-    reference's result (``reference-result``), or a paragraph that is
-    only glued from it (``{glue:md}`` blocks)."""
-    tags = cell.metadata.get("tags", [])
-    if cell.cell_type == "code":
-        return "remove-cell" in tags or REFERENCE_RESULT in tags
-    blocks = [b for b in cell.source.split("```") if b.strip()]
-    return bool(blocks) and all(b.startswith("{glue:md}") for b in blocks)
-
-
-def _outputs_by_source(notebook: nbformat.NotebookNode
-                       ) -> dict[str, list[Any]]:
-    """Each code cell's outputs by its source (the first cell with a
-    source wins: a repeated cell ran the same code)."""
-    found: dict[str, list[Any]] = {}
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            found.setdefault(cell.source.rstrip(), cell.outputs)
-    return found
-
-
-def _without_glue(outputs: list[Any]) -> list[Any]:
-    """``outputs`` less the values glued for the prose (MyST-NB's
-    ``scrapbook`` outputs): the page's prose reads this machine's
-    execution's glue, and a name glued twice is an error."""
-    return [copy.deepcopy(o) for o in outputs
-            if "scrapbook" not in o.get("metadata", {})]
-
-
-def _opened_with(notebook: nbformat.NotebookNode, line: str, *,
-                 fallback: bool) -> nbformat.NotebookNode:
-    """``notebook`` with ``line`` as a block right under its title."""
-    classes = EXECUTOR_CLASS + (" fallback" if fallback else "")
-    block = f":::{{container}} {classes}\n{line}\n:::"
-    for cell in notebook.cells:
-        if cell.cell_type != "markdown":
-            continue
-        lines = cell.source.split("\n")
-        for i, text in enumerate(lines):
-            if text.startswith("# "):
-                lines[i + 1:i + 1] = ["", block]
-                cell.source = "\n".join(lines)
-                return notebook
-    notebook.cells.insert(0, nbformat.v4.new_markdown_cell(block))
-    return notebook
-
-
-# A recording a chapter's code asks for: recorded.reference("01_measuring/
-# summary"), recorded.narrated(\n "02_fusion/sweep", ...).
-_RECORDING = re.compile(r'recorded\.\w+\(\s*"([0-9]{2}_[a-z0-9_]+/'
-                        r'[a-z0-9_\-]+)"')
+# A recording a chapter's code asks for: results.reference("01_measuring/
+# summary"), results.narrated(\n "02_fusion/sweep", ...).
+_RECORDING = re.compile(r'(?:results|recorded)\.\w+\(\s*"([0-9]{2}_'
+                        r'[a-z0-9_]+/[a-z0-9_\-]+)"')
 
 
 def quoted_provenance(notebook: nbformat.NotebookNode,
@@ -329,7 +200,7 @@ def _device_name(info: dict[str, Any] | str) -> str:
     return str(who["device"])
 
 
-def _day(iso: str) -> str:
+def day(iso: str) -> str:
     """``'2026-12-01T09:30:00+00:00'`` -> ``'1 December 2026'``."""
     when = dt.date.fromisoformat(str(iso)[:10])
     return f"{when.day} {when:%B %Y}"
@@ -359,7 +230,7 @@ def executed_by(run: dict[str, Any] | None) -> str:
         return "Executed before pages recorded their executor."
     who = run["executor"]
     return (f"Executed on {_machine_words(who)} with jax {who['jax']} on "
-            f"{_day(who['date'])}.")
+            f"{day(who['date'])}.")
 
 
 def fallback_line(here: dict[str, Any] | None,
@@ -380,97 +251,14 @@ def fallback_line(here: dict[str, Any] | None,
         gpu = reference["executor"]
         return (f"{line} Its code changed after the book's reference GPU, "
                 f"{_machine_words(gpu)}, executed it on "
-                f"{_day(gpu['date'])}: each measurement shows that GPU's "
+                f"{day(gpu['date'])}: each measurement shows that GPU's "
                 "output first, and this machine's folded under it.")
     if recorded_on is not None:
         return (f"{line} The results the text quotes are the book's "
                 f"reference GPU's, {_machine_words(recorded_on)} (jax "
                 f"{recorded_on['jax']}, recorded on "
-                f"{_day(recorded_on['date'])}); this machine's outputs are "
+                f"{day(recorded_on['date'])}); this machine's outputs are "
                 "folded.")
     return line
 
 
-# --- the Reproducibility page's table --------------------------------------
-
-def shown_notebook(chapter_path: Path, device: str = REFERENCE_DEVICE
-                   ) -> nbformat.NotebookNode:
-    """The execution whose outputs the page of the chapter stored at
-    ``chapter_path`` shows: the reference GPU's when it ran the same code,
-    else the chapter as stored (executed on this machine)."""
-    chapter = nbformat.read(chapter_path, as_version=4)
-    reference = reference_page(chapter_path.stem, device)
-    if reference is not None and same_code(chapter, reference):
-        return reference
-    return chapter
-
-
-def shown(chapter_path: Path, device: str = REFERENCE_DEVICE
-          ) -> dict[str, Any]:
-    """Which execution the book shows of the chapter stored at
-    ``chapter_path``: ``{'chapter', 'title', 'execution', 'replaces'}``,
-    where ``replaces`` is the reference GPU's execution a code edit set
-    aside (None when it is shown, or there is none)."""
-    chapter = nbformat.read(chapter_path, as_version=4)
-    reference = reference_page(chapter_path.stem, device)
-    title = next((line[2:].strip() for cell in chapter.cells
-                  if cell.cell_type == "markdown"
-                  for line in cell.source.splitlines()
-                  if line.startswith("# ")), chapter_path.stem)
-    if reference is not None and same_code(chapter, reference):
-        return {"chapter": chapter_path.stem, "title": title,
-                "execution": execution(reference), "replaces": None}
-    return {"chapter": chapter_path.stem, "title": title,
-            "execution": execution(chapter),
-            "replaces": execution(reference) if reference else None}
-
-
-def executions_table(chapters_dir: Path) -> str:
-    """A Markdown table of every chapter's shown execution: the machine,
-    the day, the seconds it took, and the GPU's SM clock and temperature
-    at its start and end, then a sentence naming the chapters shown from
-    this machine because their code changed after the reference GPU ran
-    them."""
-    rows = [shown(path) for path in sorted(chapters_dir.glob(
-        "[0-9][0-9]_*.ipynb"))]
-    lines = ["| page | executed on | day | seconds | SM clock (MHz) | "
-             "temperature (°C) | clock held down |",
-             "| --- | --- | --- | ---: | --- | --- | --- |"]
-    for row in rows:
-        run = row["execution"]
-        if run is None:
-            lines.append(f"| {row['title']} | — | — | — | — | — | — |")
-            continue
-        start, end = run.get("gpu_start"), run.get("gpu_end")
-        lines.append(
-            f"| {row['title']} | {short_name(run)} | "
-            f"{_day(run['executor']['date'])} | {run['seconds']:.0f} | "
-            f"{_span(start, end, 'sm_clock_mhz')} | "
-            f"{_span(start, end, 'temperature_c')} | "
-            f"{_held(start, end)} |")
-    set_aside = [f"{row['title']} ({_day(row['replaces']['started'])})"
-                 for row in rows if row["replaces"] is not None]
-    if set_aside:
-        lines += ["", "Shown from this machine because their code changed "
-                  "after the reference GPU executed them: "
-                  + "; ".join(set_aside) + "."]
-    return "\n".join(lines)
-
-
-def _span(start: dict[str, Any] | None, end: dict[str, Any] | None,
-          key: str) -> str:
-    """``'1980 → 1755'``: a GPU reading at the start and the end."""
-    if start is None or end is None:
-        return "—"
-    return f"{start[key]} → {end[key]}"
-
-
-def _held(start: dict[str, Any] | None, end: dict[str, Any] | None) -> str:
-    """Whether power or heat held the clock down at the start or the end."""
-    from helpers.measuring import gpu_state
-
-    if start is None or end is None:
-        return "—"
-    held = [r for state in (start, end) for r in state["reasons"]
-            if r in gpu_state.THROTTLING]
-    return ", ".join(dict.fromkeys(held)) or "no"

@@ -12,7 +12,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-from helpers.measuring.recorded import Result
+from helpers.measuring.results import Result
 from helpers.page import legends
 
 # matplotlib's stubs type rcParams' keys as literals; Any accepts ours.

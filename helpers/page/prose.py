@@ -7,7 +7,7 @@ a re-run that changes the number changes the prose. On Colab, where MyST-NB
 is usually absent, `glue` does nothing: the reader sees the cell outputs.
 
 For the reference GPU, `glue_reference` glues a paragraph computed from
-the recording (`helpers.measuring.recorded.reference`), whatever machine
+the recording (`helpers.measuring.results.reference`), whatever machine
 runs the notebook; `glue_result` glues a computed paragraph, or one
 notice saying what it waits for when its numbers are not recorded yet.
 """
@@ -217,15 +217,15 @@ def glue_reference(name: str, reference: Any,
 
     Args:
         name: the glue key the chapter pastes.
-        reference: a `helpers.measuring.recorded.Result`
-        (``recorded.reference``).
+        reference: a `helpers.measuring.results.Result`
+        (``results.reference``).
         paragraph: a function of the recording's data and its device's
             name returning the paragraph, or None.
         will_show: what the paragraph will say once recorded.
         needs: what produces the missing numbers.
 
     Example:
-        >>> from helpers.measuring.recorded import Result
+        >>> from helpers.measuring.results import Result
         >>> missing = Result("01_measuring/x", "missing", None, None)
         >>> text = glue_reference("x", missing, lambda d, g: "never",
         ...                       will_show="The copy rate.")

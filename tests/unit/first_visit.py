@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from helpers.measuring import recorded
+from helpers.measuring import recorded, results
 
 FOLDER = Path(__file__).parent / "recordings" / "first-visit"
 
@@ -34,8 +34,8 @@ def load(name: str) -> dict[str, Any]:
         return recorded.load(name)
 
 
-def reference(name: str) -> recorded.Result:
-    """The first visit's recording ``name`` as `recorded.reference` gives
+def reference(name: str) -> results.Result:
+    """The first visit's recording ``name`` as `results.reference` gives
     it."""
     with _reading():
-        return recorded.reference(name)
+        return results.reference(name)

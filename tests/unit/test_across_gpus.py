@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from helpers.measuring import recorded
+from helpers.measuring import recorded, results
 from helpers.workbook.ch01_measuring import across_gpus as ch1
 from helpers.workbook.ch01_measuring import recording as ch1_recording
 from helpers.workbook.ch02_fusion import across_gpus as ch2
@@ -22,15 +22,15 @@ def test_other_gpus_finds_every_recording_but_the_references(
     monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
     recorded.save("01_measuring/summary", {"n": 1},
                   provenance=H100_PROVENANCE)
-    assert recorded.other_gpus("01_measuring/summary") == []
+    assert results.other_gpus("01_measuring/summary") == []
     recorded.save("01_measuring/summary", {"n": 2},
                   provenance={**H100_PROVENANCE, "device": H200})
     recorded.save("02_fusion/fixes", {"n": 3},
                   provenance={**H100_PROVENANCE, "device": "Tesla T4"})
-    others = recorded.other_gpus("01_measuring/summary")
+    others = results.other_gpus("01_measuring/summary")
     assert [(r.device, r.data) for r in others] == [(H200, {"n": 2})]
     with pytest.raises(ValueError, match="<chapter>/<result>"):
-        recorded.other_gpus("summary")
+        results.other_gpus("summary")
 
 
 def faster(data, copy_times=1.0, matmul_times=1.0, added_us=None):
@@ -70,7 +70,7 @@ def test_the_goal_on_each_gpu_is_decided_by_its_own_calls():
                           H100, H200)
     assert "outside 5%" in doubled
     assert "A call on the NVIDIA H200 adds 5.7 times" in doubled
-    table = ch1.table([recorded.Result("x", "recorded", d,
+    table = ch1.table([results.Result("x", "recorded", d,
                                        {"device": name})
                        for d, name in ((reference, H100),
                                        (faster(reference, 2.0), H200))])
@@ -122,7 +122,7 @@ def test_the_goal_and_the_speedup_on_another_gpu():
 
 
 def test_the_goal_table_shows_each_gpus_own_share():
-    results = [recorded.Result("02_fusion/fixes", "recorded", data,
+    results = [results.Result("02_fusion/fixes", "recorded", data,
                                {"device": name})
                for data, name in ((fixes(0.9, 3000.0), H100),
                                   (fixes(0.6, 4200.0), H200))]
@@ -130,7 +130,7 @@ def test_the_goal_table_shows_each_gpus_own_share():
     assert table.loc[("H100", "float32"), "share at its slowest K"] == \
         pytest.approx(0.9)
     assert table.loc[("H200", "float64"), "meets 85%"] == "no"
-    over = ch2.goal_table([recorded.Result(
+    over = ch2.goal_table([results.Result(
         "02_fusion/fixes", "recorded", fixes(1.3, 3000.0), {"device": H100})])
     assert over.loc[("H100", "float32"), "share at its slowest K"] == \
         verdicts.ABOVE_COPY
@@ -141,7 +141,7 @@ def test_exercise_2_1s_target_is_read_from_each_recording():
         data = fixes_recording({("a @ b", "float32", 25): 1.0,
                                 ("pad K", "float32", 25): pad_ms},
                                versions=("a @ b", "pad K"))
-        return recorded.Result("02_fusion/fixes", "recorded", data,
+        return results.Result("02_fusion/fixes", "recorded", data,
                                {"device": name})
 
     both = ch2.exercise_target([result(0.98, H100), result(1.0, H200)])
@@ -152,20 +152,20 @@ def test_exercise_2_1s_target_is_read_from_each_recording():
     assert slow.endswith("so its check would fail it on the H200.")
     wall = fixes_recording({}, versions=("a @ b", "pad K"))
     wall["rows"].pop("device ms")
-    assert ch2.exercise_target([recorded.Result(
+    assert ch2.exercise_target([results.Result(
         "02_fusion/fixes", "recorded", wall, {"device": H100})]) is None
 
 
 def test_each_fixes_ceiling_is_set_beside_chapter_1s():
     ch1_h100 = device_recording()
     ch1_gbps = ch1_recording.copy_rates(ch1_h100).device
-    result = recorded.Result("02_fusion/fixes", "recorded",
+    result = results.Result("02_fusion/fixes", "recorded",
                              fixes(0.9, ch1_gbps * 1.01), {"device": H100})
-    summary = recorded.Result("01_measuring/summary", "recorded", ch1_h100,
+    summary = results.Result("01_measuring/summary", "recorded", ch1_h100,
                               {"device": H100})
     said = ch2.ceilings_against_chapter_1([result], [summary])
     assert f"({ch1_gbps * 1.01:.0f} against {ch1_gbps:.0f} GB/s on the " \
         "H100, at most 1.0% apart)" in said
-    other = recorded.Result("02_fusion/fixes", "recorded",
+    other = results.Result("02_fusion/fixes", "recorded",
                             fixes(0.9, 4000.0), {"device": H200})
     assert ch2.ceilings_against_chapter_1([other], [summary]) is None

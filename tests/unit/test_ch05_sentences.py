@@ -7,7 +7,7 @@ import copy
 import pandas as pd
 import pytest
 
-from helpers.measuring.recorded import Result
+from helpers.measuring.results import Result
 from helpers.workbook.ch05_transformations import (claims, clocks,
                                                    precision, predictions,
                                                    reference)

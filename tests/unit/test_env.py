@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from helpers.measuring import machine
+from helpers.measuring import environment, machine
 
 
 def test_describe_has_provenance_and_is_json():
@@ -127,8 +127,8 @@ def test_colab_setup_stops_on_an_old_jax(monkeypatch):
 
 def test_the_environment_table_names_every_fact_in_words(monkeypatch):
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    table = machine.environment_table()["value"]
-    assert set(machine.DESCRIBED_AS.values()) <= set(table.index)
+    table = environment.table()["value"]
+    assert set(environment.DESCRIBED_AS.values()) <= set(table.index)
     assert not any("_" in name for name in table.index
                    if name != "XLA_FLAGS")
     assert table["XLA_FLAGS"] == "none set"

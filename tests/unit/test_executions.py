@@ -8,7 +8,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from helpers.page import executions
+from helpers.page import executions, reference_pages
+from helpers.workbook.ch09_reproducibility import executed_pages
 from scripts import notebooks
 
 H100 = {"device": "NVIDIA H100 80GB HBM3", "backend": "gpu", "jax": "0.11.2",
@@ -67,7 +68,7 @@ def executor_line(page):
 
 def test_same_code_shows_the_gpu_execution_with_todays_prose():
     here = chapter(ON_CPU, prose="Edited prose: the copy ran as below.")
-    page = executions.page(here, chapter(ON_H100))
+    page = reference_pages.page(here, chapter(ON_H100))
     code = [c for c in page.cells if c.cell_type == "code"]
     assert outputs_text(code[1]) == "3005 GB/s"
     assert code[1].outputs[1]["metadata"]["scrapbook"]["name"] == "rate"
@@ -82,7 +83,7 @@ def test_same_code_shows_the_gpu_execution_with_todays_prose():
 def test_a_code_edit_falls_back_to_this_machine_with_the_gpu_leading():
     here = chapter(ON_CPU, measure="rate = measure(repeat=5)")
     gpu = chapter(ON_H100)
-    page = executions.page(here, gpu)
+    page = reference_pages.page(here, gpu)
     line = executor_line(page)
     assert line.startswith("Executed on a CPU (Linux x86_64) with jax 0.10.2"
                            " on 28 November 2026. Its code changed after")
@@ -104,7 +105,7 @@ def test_a_code_edit_falls_back_to_this_machine_with_the_gpu_leading():
 def test_after_a_code_edit_an_unchanged_measurement_leads_with_the_gpu():
     here = chapter(ON_CPU)
     here.cells[4].source = "hlo.fusions(step, fused=True)"  # another edit
-    page = executions.page(here, chapter(ON_H100))
+    page = reference_pages.page(here, chapter(ON_H100))
     code = [c for c in page.cells if c.cell_type == "code"]
     led, folded = code[1], code[2]
     assert outputs_text(led) == "3005 GB/s"
@@ -115,12 +116,12 @@ def test_after_a_code_edit_an_unchanged_measurement_leads_with_the_gpu():
 
 
 def test_without_a_gpu_execution_the_line_names_the_recordings_quoted():
-    page = executions.page(chapter(ON_CPU), None, recorded_on=H100)
+    page = reference_pages.page(chapter(ON_CPU), None, recorded_on=H100)
     assert executor_line(page).endswith(
         "The results the text quotes are the book's reference GPU's, an "
         "NVIDIA H100 80GB HBM3 (jax 0.11.2, recorded on 1 December 2026); "
         "this machine's outputs are folded.")
-    page = executions.page(chapter(ON_CPU), None)
+    page = reference_pages.page(chapter(ON_CPU), None)
     assert executor_line(page) == ("Executed on a CPU (Linux x86_64) with "
                                    "jax 0.10.2 on 28 November 2026.")
 
@@ -128,8 +129,8 @@ def test_without_a_gpu_execution_the_line_names_the_recordings_quoted():
 def test_the_chapter_given_is_left_as_it_was():
     here, gpu = chapter(ON_CPU), chapter(ON_H100)
     before = copy.deepcopy(here), copy.deepcopy(gpu)
-    executions.page(here, gpu)
-    executions.page(chapter(ON_CPU, measure="x = 2"), gpu)
+    reference_pages.page(here, gpu)
+    reference_pages.page(chapter(ON_CPU, measure="x = 2"), gpu)
     assert (here, gpu) == before
 
 
@@ -173,7 +174,7 @@ def test_the_reproducibility_table_says_which_execution_each_page_shows(
         page = executions.page_path(name)
         page.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(gpu, page)
-    table = executions.executions_table(chapters).splitlines()
+    table = executed_pages.executions_table(chapters).splitlines()
     assert table[2] == ("| Copying | H100 | 1 December 2026 | 12 | "
                         "1980 → 1755 | 41 → 63 | software power cap |")
     assert table[3] == ("| Copying | CPU | 28 November 2026 | 12 | — | — "
@@ -196,7 +197,7 @@ def test_this_machines_fold_follows_the_h100s_result():
                                    metadata={"tags": ["reference-result"]})
     prose = new_markdown_cell("**Explain.** Why it is so.")
     here.cells[4:4] = [glue_cell, paragraph, recorded_table, prose]
-    page = executions.page(here, None)
+    page = reference_pages.page(here, None)
     order = [c.source.splitlines()[0][:12] for c in page.cells]
     assert order == ["# Copying", "import helpe", "The copy ran",
                      "rate = measu", "glue_referen", "```{glue:md}",
@@ -209,7 +210,7 @@ def test_a_glued_paragraph_that_opens_a_cell_leads_its_prose():
     here = chapter(ON_CPU)
     here.cells.insert(4, new_markdown_cell(
         "```{glue:md} gpu_rate\n:format: myst\n```\n\n**Explain.** Why."))
-    page = executions.page(here, None)
+    page = reference_pages.page(here, None)
     order = [c.source.splitlines()[0][:12] for c in page.cells]
     assert order[3:] == ["rate = measu", "```{glue:md}", "rate = measu",
                          "**Explain.**", "hlo.fusions("]
@@ -218,6 +219,6 @@ def test_a_glued_paragraph_that_opens_a_cell_leads_its_prose():
 def test_a_folded_figure_keeps_its_alt_text():
     here = chapter(ON_CPU)
     here.cells[3].metadata["mystnb"] = {"image": {"alt": "a roofline"}}
-    folded = executions.page(here, None).cells[4]
+    folded = reference_pages.page(here, None).cells[4]
     assert folded.metadata["mystnb"]["image"] == {"alt": "a roofline"}
     assert folded.metadata["mystnb"]["code_prompt_show"].startswith("Show")

@@ -5,7 +5,7 @@ data, and a run that cannot judge says nothing."""
 import copy
 
 import first_visit
-from helpers.measuring import recorded
+from helpers.measuring import results
 from helpers.workbook.ch06_xla_flags import flag_runs, predictions
 
 GPU = "NVIDIA H100 80GB HBM3"
@@ -172,7 +172,7 @@ def test_every_prediction_names_a_setting_the_chapter_runs():
 
 def test_the_reference_recordings_give_every_worked_number():
     def data(name):
-        return recorded.reference(name).data
+        return results.reference(name).data
     effects = data("06_xla_flags/effects")
     made = [P.gemm_any({"a": "x", "b": "x"}),
             P.autotune_off(data("05_transformations/claims"), 4096),

@@ -31,7 +31,7 @@ kernelspec:
 ```
 
 ```{code-cell} ipython3
-from helpers.measuring import machine, recorded
+from helpers.measuring import machine, recorded, results
 
 recorded.save("90_probe/result", {"ok": 1})
 fixture = recorded.path_for("90_probe/profile", machine.device_slug()
@@ -39,7 +39,7 @@ fixture = recorded.path_for("90_probe/profile", machine.device_slug()
 (fixture / "plugins").mkdir(parents=True)
 (fixture / "plugins" / "h.xplane.pb").write_bytes(b"planes")
 # the chapter's cells would ask:
-# recorded.live_or_recorded("90_probe/result", f)
+# results.live_or_recorded("90_probe/result", f)
 ```
 '''
 BROKEN = PROBE.replace("90_probe/result", "91_broken/result").replace(

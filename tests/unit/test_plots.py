@@ -5,7 +5,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from helpers.measuring.recorded import Result  # noqa: E402
+from helpers.measuring.results import Result  # noqa: E402
 from helpers.page import legends, plots  # noqa: E402
 
 GPU = {"device": "NVIDIA H100 80GB HBM3"}

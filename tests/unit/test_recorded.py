@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.measuring import machine, recorded
+from helpers.measuring import machine, recorded, results
 from helpers.measuring.bench import Timing
 
 GPU = {"backend": "gpu", "device": "NVIDIA H100 80GB HBM3",
@@ -73,7 +73,7 @@ def test_corrupt_recordings_are_refused(tmp_recorded, content, message):
 def test_live_or_recorded_on_cpu_loads_the_recording():
     recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
     calls = []
-    result = recorded.live_or_recorded("01_measuring/copy",
+    result = results.live_or_recorded("01_measuring/copy",
                                        lambda: calls.append(1))
     assert calls == [], "must not measure without a GPU"
     assert result.source == "recorded" and result.available
@@ -82,7 +82,7 @@ def test_live_or_recorded_on_cpu_loads_the_recording():
 
 
 def test_live_or_recorded_says_when_nothing_exists():
-    result = recorded.live_or_recorded("01_measuring/none", lambda: 1)
+    result = results.live_or_recorded("01_measuring/none", lambda: 1)
     assert result.source == "missing" and not result.available
     assert result.data is None
     assert "no recording of '01_measuring/none' yet" in result.label
@@ -92,7 +92,7 @@ def test_live_or_recorded_measures_and_records_on_a_gpu(monkeypatch):
     monkeypatch.setattr(machine, "on_gpu", lambda: True)
     monkeypatch.setattr(machine, "describe", lambda: GPU)
     monkeypatch.setenv("BOOK_RECORD", "1")
-    result = recorded.live_or_recorded(
+    result = results.live_or_recorded(
         "01_measuring/live", lambda: {"t": Timing("t", (1.0,))})
     assert result.source == "live"
     assert result.data == {"t": {"name": "t", "times": [1.0],
@@ -104,7 +104,7 @@ def test_live_without_record_flag_writes_nothing(monkeypatch, tmp_recorded):
     monkeypatch.setattr(machine, "on_gpu", lambda: True)
     monkeypatch.setattr(machine, "describe", lambda: GPU)
     monkeypatch.delenv("BOOK_RECORD", raising=False)
-    recorded.live_or_recorded("01_measuring/live", lambda: 1)
+    results.live_or_recorded("01_measuring/live", lambda: 1)
     assert not list(tmp_recorded.rglob("*.json"))
 
 
@@ -153,14 +153,14 @@ def test_keep_profile_keeps_a_gpu_profile_beside_the_recordings(
 def test_reference_is_the_recording_on_every_machine(monkeypatch):
     recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
     monkeypatch.setattr(machine, "on_gpu", lambda: True)  # even on a GPU
-    result = recorded.reference("01_measuring/copy")
+    result = results.reference("01_measuring/copy")
     assert result.source == "recorded" and result.data == {"gbps": 3000.0}
-    assert recorded.reference("01_measuring/none").source == "missing"
+    assert results.reference("01_measuring/none").source == "missing"
 
 
 def test_narrated_without_a_gpu_quotes_the_recording_and_shows_no_yours():
     recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
-    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 1.0})
+    story = results.narrated("01_measuring/copy", lambda: {"gbps": 1.0})
     assert story.reference.data == {"gbps": 3000.0}
     assert story.here.source == "recorded" and story.yours is None
 
@@ -168,7 +168,7 @@ def test_narrated_without_a_gpu_quotes_the_recording_and_shows_no_yours():
 def test_narrated_in_a_dry_run_quotes_itself_as_the_gpu_will(monkeypatch):
     recorded.save("01_measuring/copy", {"gbps": 3000.0}, provenance=GPU)
     monkeypatch.setenv("BOOK_DRY_RUN", "1")
-    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 1.0})
+    story = results.narrated("01_measuring/copy", lambda: {"gbps": 1.0})
     assert story.here.source == "dry run" and story.here.data["gbps"] == 1
     assert story.reference is story.here and story.quotes_this_run
     assert story.yours is None
@@ -180,7 +180,7 @@ def test_narrated_on_another_gpu_shows_it_beside_the_reference(monkeypatch):
     monkeypatch.setattr(machine, "on_gpu", lambda: True)
     monkeypatch.setattr(machine, "describe", lambda: t4)
     monkeypatch.setenv("BOOK_RECORD", "1")  # records the T4's own folder
-    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 300.0})
+    story = results.narrated("01_measuring/copy", lambda: {"gbps": 300.0})
     assert story.reference.data == {"gbps": 3000.0}
     assert story.yours is not None and story.yours.device == "Tesla T4"
 
@@ -191,14 +191,14 @@ def test_recording_on_the_reference_gpu_makes_the_new_run_the_reference(
     monkeypatch.setattr(machine, "on_gpu", lambda: True)
     monkeypatch.setattr(machine, "describe", lambda: GPU)
     monkeypatch.setenv("BOOK_RECORD", "1")
-    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 3100.0})
+    story = results.narrated("01_measuring/copy", lambda: {"gbps": 3100.0})
     assert story.reference.data == {"gbps": 3100.0}
     assert story.yours is None
     monkeypatch.delenv("BOOK_RECORD")  # an H100 executing, not recording
-    story = recorded.narrated("01_measuring/copy", lambda: {"gbps": 2900.0})
+    story = results.narrated("01_measuring/copy", lambda: {"gbps": 2900.0})
     assert story.reference.data == {"gbps": 2900.0}  # its page quotes it
     assert story.quotes_this_run and story.yours is None
-    assert recorded.reference("01_measuring/copy").data == {"gbps": 3100.0}
+    assert results.reference("01_measuring/copy").data == {"gbps": 3100.0}
 
 
 def test_a_visit_writes_apart_and_reads_its_own_recordings_first(
@@ -212,9 +212,9 @@ def test_a_visit_writes_apart_and_reads_its_own_recordings_first(
     path = recorded.save("01_measuring/summary", {"run": "this visit"},
                          provenance=GPU)
     assert path.is_relative_to(staging)
-    assert recorded.reference("01_measuring/summary").data == {
+    assert results.reference("01_measuring/summary").data == {
         "run": "this visit"}
-    assert recorded.reference("02_fusion/sweep").data == {"run": "before"}
+    assert results.reference("02_fusion/sweep").data == {"run": "before"}
     assert recorded.load("01_measuring/summary", "nvidia-h100-80gb-hbm3"
                          )["data"] == {"run": "this visit"}
 
@@ -232,7 +232,7 @@ def test_a_recording_on_the_reference_gpu_quotes_this_run(monkeypatch):
                   provenance=GPU)
     on(monkeypatch, GPU)
     monkeypatch.setenv("BOOK_RECORD", "1")
-    run = recorded.Recording("01_measuring/summary")
+    run = results.Recording("01_measuring/summary")
     run.add(copy={"gbps": np.float64(3005.0)})
     assert run.quoted.source == "live"
     assert run.quoted.data == {"copy": {"gbps": 3005.0}}
@@ -247,13 +247,13 @@ def test_a_recording_on_the_reference_gpu_quotes_this_run(monkeypatch):
 def test_a_recording_elsewhere_quotes_the_reference_gpu(monkeypatch):
     recorded.save("01_measuring/summary", {"copy": "stored"},
                   provenance=GPU)
-    run = recorded.Recording("01_measuring/summary")  # this CPU
+    run = results.Recording("01_measuring/summary")  # this CPU
     run.add(copy={"gbps": 48.5})
     assert run.quoted.data == {"copy": "stored"}
     assert run.finish().here.data == {"copy": "stored"}
     h200 = {**GPU, "device": "NVIDIA H200"}
     on(monkeypatch, h200)
-    run = recorded.Recording("01_measuring/summary")
+    run = results.Recording("01_measuring/summary")
     run.add(copy={"gbps": 4274.0})
     assert run.quoted.data == {"copy": "stored"}
     story = run.finish()  # no BOOK_RECORD: nothing saved
@@ -263,7 +263,7 @@ def test_a_recording_elsewhere_quotes_the_reference_gpu(monkeypatch):
 
 def test_a_dry_run_quotes_itself_as_the_gpu_will(monkeypatch):
     monkeypatch.setenv("BOOK_DRY_RUN", "1")
-    run = recorded.Recording("01_measuring/summary")
+    run = results.Recording("01_measuring/summary")
     run.add(copy={"gbps": 48.5})
     assert run.quoted.source == "dry run"
     assert run.quoted.data == {"copy": {"gbps": 48.5}}
@@ -272,7 +272,7 @@ def test_a_dry_run_quotes_itself_as_the_gpu_will(monkeypatch):
 
 
 def test_a_section_adds_only_what_can_be_recorded():
-    run = recorded.Recording("01_measuring/summary")
+    run = results.Recording("01_measuring/summary")
     with pytest.raises(TypeError, match="cannot record a object"):
         run.add(copy=object())
     with pytest.raises(ValueError, match="Out of range float values"):

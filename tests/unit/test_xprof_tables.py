@@ -282,7 +282,7 @@ def test_chapter_3_counts_kept_profiles_here_and_falls_back(
     none."""
     import shutil
 
-    from helpers.measuring import recorded
+    from helpers.measuring import recorded, results
     from helpers.workbook.ch03_launches import on_gpu
 
     monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
@@ -292,7 +292,7 @@ def test_chapter_3_counts_kept_profiles_here_and_falls_back(
     xplanes.trim(H100_PROFILE, recorded.profile_folder(name))
     counted_on_gpu = {"scan, noise outside": 3.0,
                       "scan, split per step": "no kernel table"}
-    result = recorded.Result("03_launches/variants", "recorded", {
+    result = results.Result("03_launches/variants", "recorded", {
         "profiled_steps": 4, "xprof_launches_per_step": counted_on_gpu},
         provenance)
     counts = on_gpu.xprof_launches_of_recording(result)

@@ -1,7 +1,7 @@
 """Chapter 1's measurements on every recorded GPU, side by side.
 
 The prose quotes the reference GPU. Where another GPU was recorded too
-(`helpers.measuring.recorded.other_gpus`), the chapter shows its numbers
+(`helpers.measuring.results.other_gpus`), the chapter shows its numbers
 beside the reference's in one table, and a sentence computed from both
 says where they differ: which ceiling moved, and whether the chapter's
 goal (calls back to back agree with device time) holds on each.
@@ -34,7 +34,7 @@ def row(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def table(results: list[Any]) -> pd.DataFrame:
-    """`row` for each recording (`helpers.measuring.recorded.Result`),
+    """`row` for each recording (`helpers.measuring.results.Result`),
     indexed by the name the text calls its device (``'H100'``); the
     reference first."""
     return pd.DataFrame([row(r.data) for r in results],

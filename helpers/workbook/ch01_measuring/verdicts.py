@@ -1,7 +1,7 @@
 """Chapter 1's sentences about the reference GPU, computed from its data.
 
 The chapter's prose quotes the reference GPU's recording
-(``recorded.reference('01_measuring/summary')``) whatever machine runs
+(``results.reference('01_measuring/summary')``) whatever machine runs
 it. Each function here takes that recording's ``data`` and returns the
 paragraph that reads it, or None when a number it needs is not recorded
 (the chapter then shows one notice, `helpers.page.prose.glue_result`). Every

@@ -1,7 +1,7 @@
 """Chapter 2's fixes on every recorded GPU, side by side.
 
 The verdict on the 85% goal is the reference GPU's. Where another GPU
-recorded the fixes too (`helpers.measuring.recorded.other_gpus`), this
+recorded the fixes too (`helpers.measuring.results.other_gpus`), this
 module puts each GPU's best version beside the reference's, and says in
 a sentence computed from both recordings whether the goal holds there,
 and whether the best fix sped up with the faster memory.
@@ -23,7 +23,7 @@ _SAME = 0.05
 
 def goal_table(results: list[Any]) -> pd.DataFrame:
     """For each recording of ``02_fusion/fixes`` (a
-    `helpers.measuring.recorded.Result`) and dtype: the version whose
+    `helpers.measuring.results.Result`) and dtype: the version whose
     slowest K in 10..50 does best, that share of the GPU's own copy
     ceiling, default ``a @ b``'s (both as `verdicts.share` shows them),
     and whether the goal is met."""

@@ -216,7 +216,7 @@ def remat_compiled(compiled: pd.DataFrame, products: tuple[Worked, Worked],
     `transforms.remat_on_gpu` gives them): matrix products and bytes per
     example against the predictions, temporary memory, and that memory
     against the ratio in ``recorded`` (the reference GPU's
-    `helpers.measuring.recorded.Result`, when available)."""
+    `helpers.measuring.results.Result`, when available)."""
     dots = [int(compiled.loc[flag, "dots"]) for flag in (False, True)]
     wanted = [round(w.value) for w in products]
     said = ("exactly as predicted" if dots == wanted else

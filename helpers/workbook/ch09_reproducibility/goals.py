@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from helpers.measuring import gpu_test_run, machine, recorded
+from helpers.measuring import gpu_test_run, machine, results
 from helpers.page import executions, prose
 
 MISSING = prose.MISSING  # what glue_text writes for a missing number
@@ -201,7 +201,7 @@ def _run(goal: Goal, notebook: Path) -> str:
         if not notebook.exists():
             return ""
         return provenance(notebook) + " (executed)"
-    result = recorded.reference(goal.recording)
+    result = results.reference(goal.recording)
     if result.provenance is None:
         return "no recording"
     where = result.provenance
@@ -215,7 +215,7 @@ def on_other_gpus(goal: Goal) -> str:
     if goal.recording is None or goal.elsewhere is None:
         return "—"
     said = [f"{result.short_name}: {verdict}"
-            for result in recorded.other_gpus(goal.recording)
+            for result in results.other_gpus(goal.recording)
             if (verdict := goal.elsewhere(result.data)) is not None]
     return "; ".join(said) or "—"
 
