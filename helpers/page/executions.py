@@ -152,7 +152,6 @@ def shown(chapter_path: Path, device: str = REFERENCE_DEVICE
             "replaces": execution(reference) if reference else None}
 
 
-
 # A recording a chapter's code asks for: results.reference("01_measuring/
 # summary"), results.narrated(\n "02_fusion/sweep", ...).
 _RECORDING = re.compile(r'(?:results|recorded)\.\w+\(\s*"([0-9]{2}_'
