@@ -122,11 +122,11 @@ def test_the_goal_and_the_speedup_on_another_gpu():
 
 
 def test_the_goal_table_shows_each_gpus_own_share():
-    results = [results.Result("02_fusion/fixes", "recorded", data,
-                               {"device": name})
-               for data, name in ((fixes(0.9, 3000.0), H100),
-                                  (fixes(0.6, 4200.0), H200))]
-    table = ch2.goal_table(results)
+    recordings = [results.Result("02_fusion/fixes", "recorded", data,
+                                 {"device": name})
+                  for data, name in ((fixes(0.9, 3000.0), H100),
+                                     (fixes(0.6, 4200.0), H200))]
+    table = ch2.goal_table(recordings)
     assert table.loc[("H100", "float32"), "share at its slowest K"] == \
         pytest.approx(0.9)
     assert table.loc[("H200", "float64"), "meets 85%"] == "no"
