@@ -1,11 +1,14 @@
-"""``python -m helpers.examine module:function [--args module:name]``:
-examine a function from a terminal.
+"""``python -m helpers.examine module:function [--args module:name]
+[--calls module:name]``: examine a function from a terminal.
 
 The function's example arguments come from ``--args``, a callable that
 returns a tuple of them; without it, from ``<function>_args`` in the same
-module. Example::
+module. ``--calls`` names a callable that returns a list of argument
+tuples, one per call of a sequence (retracing, an output fed back in).
+Example::
 
-    python -m helpers.examine mymodel:train_step --args mymodel:batch
+    python -m helpers.examine mymodel:train_step --args mymodel:batch \
+        --calls mymodel:three_steps
 """
 
 from __future__ import annotations
@@ -34,6 +37,23 @@ def resolve(target: str) -> Any:
     return getattr(module, name)
 
 
+def produce(target: str, what: str) -> Any:
+    """What the callable ``module:name`` returns, with a clear error
+    when it is not callable or raises."""
+    make = resolve(target)
+    if not callable(make):
+        raise ExamineError(f"{target} is a {type(make).__name__}, not a "
+                           f"function: name a function that returns the "
+                           f"{what}.")
+    try:
+        return make()
+    except Exception as error:  # the reader's code
+        said = str(error).splitlines()[0] if str(error) else ""
+        raise ExamineError(f"{target}() raised {type(error).__name__}: "
+                           f"{said}; it should return the {what}."
+                           ) from error
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m helpers.examine",
@@ -42,17 +62,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--args", help="module:name of a callable returning "
                         "the example arguments as a tuple (default: "
                         "<function>_args in the same module)")
+    parser.add_argument("--calls", help="module:name of a callable "
+                        "returning a list of argument tuples, one per call")
     parser.add_argument("--no-gpu", action="store_true",
                         help="skip the H100 compilation")
     options = parser.parse_args(argv)
     try:
         fn = resolve(options.function)
-        make_args = resolve(options.args or f"{options.function}_args")
-        args = make_args()
+        source = options.args or f"{options.function}_args"
+        args = produce(source, "example arguments as a tuple")
         if not isinstance(args, tuple):
-            raise ExamineError(f"{options.args or 'the args callable'} "
-                               "must return a tuple of arguments.")
-        print(examine(fn, *args, gpu=not options.no_gpu))
+            raise ExamineError(f"{source} must return a tuple of "
+                               "arguments.")
+        calls = (produce(options.calls, "argument tuples of the calls, as "
+                         "a list") if options.calls else None)
+        print(examine(fn, *args, calls=calls, gpu=not options.no_gpu))
     except ExamineError as error:
         print(f"examine: {error}", file=sys.stderr)
         return 2

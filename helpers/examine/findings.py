@@ -44,8 +44,9 @@ PATTERNS: dict[str, Pattern] = {
         "Python-int bounds", "guide-host-round-trip"),
     "launches-per-step": Pattern(
         "loop body launched kernel by kernel",
-        "each iteration launches its kernels one by one; below XLA:GPU's "
-        "minimum CUDA-graph size they are not replayed as a graph",
+        "each iteration launches its kernels: one by one below XLA:GPU's "
+        "minimum CUDA-graph size, replayed as a graph above it, either way "
+        "microseconds a step beside a step of little work",
         "fuse the body (fewer, larger operations), unroll the scan, or write "
         "the loop as one kernel (chapter 3)", "guide-launches-per-step"),
     "kloop-reduction": Pattern(
@@ -106,9 +107,13 @@ PATTERNS: dict[str, Pattern] = {
         "the collective with compute (chapter 7)", "guide-collective-in-loop"),
     "large-temporaries": Pattern(
         "large temporaries",
-        "the compiled program needs much more scratch memory than its "
-        "inputs and outputs", "jax.checkpoint (remat) the large "
-        "intermediates, or process the batch in chunks (chapter 5)",
+        "an all-pairs array (an outer product, attention's scores) lives "
+        "whole in scratch memory, much larger than the inputs and outputs, "
+        "written and read back at memory speed", "make and use it a block "
+        "at a time (lax.map over blocks; for attention "
+        "jax.nn.dot_product_attention(..., implementation='cudnn')), or "
+        "jax.checkpoint (remat) the intermediates a gradient keeps "
+        "(chapter 5)",
         "guide-large-temporaries"),
     "no-donation": Pattern(
         "output that could reuse its input's memory",
@@ -134,6 +139,14 @@ class Finding:
     evidence: str
     confidence: Confidence
     where: str = ""
+    # whether it slows the program down: the pattern's own say, unless
+    # the evidence decides (a missing donation is slow only where the
+    # calls show an output replacing its input)
+    slow: bool | None = None
+    # what it likely costs on the H100, with the arithmetic and the
+    # recording it comes from (`helpers.examine.costs`); "" where the
+    # book has no measurement to price it with
+    cost: str = ""
 
     def __post_init__(self) -> None:
         if self.pattern not in PATTERNS:
@@ -143,6 +156,11 @@ class Finding:
     @property
     def about(self) -> Pattern:
         return PATTERNS[self.pattern]
+
+    @property
+    def is_slow(self) -> bool:
+        """A finding (slow) rather than a note."""
+        return self.about.slow if self.slow is None else self.slow
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,14 +179,16 @@ class Report:
         return list(dict.fromkeys(f.pattern for f in self.findings))
 
     def table(self) -> pd.DataFrame:
-        """One row per finding, then per note: pattern, evidence,
-        confidence ('note' for a note), fix, read."""
+        """One row per finding, then per note: pattern, evidence, cost
+        on an H100, confidence ('note' for a note), fix, read."""
         return pd.DataFrame([{
             "pattern": f.about.title, "evidence": f.evidence,
+            "cost on an H100": f.cost,
             "confidence": f.confidence if f in self.findings else "note",
             "fix": f.about.fix, "read": f.about.link}
             for f in (*self.findings, *self.notes)],
-            columns=["pattern", "evidence", "confidence", "fix", "read"])
+            columns=["pattern", "evidence", "cost on an H100", "confidence",
+                     "fix", "read"])
 
     def __str__(self) -> str:
         lines = [f"examine({self.function}): "
@@ -177,6 +197,7 @@ class Report:
         for number, f in enumerate(self.findings, 1):
             lines.append(f"\n{number}. {f.about.title} [{f.confidence}]")
             for label, text in (("evidence", f.evidence),
+                                ("cost", f.cost or "not priced"),
                                 ("why", f.about.why), ("fix", f.about.fix),
                                 ("read", f.about.link)):
                 lines.append(textwrap.fill(
@@ -202,10 +223,11 @@ class Report:
         rows = "".join(_html_row(f, f.confidence) for f in self.findings)
         rows += "".join(_html_row(f, "note") for f in self.notes)
         table = ("<table style='table-layout: fixed; width: 100%'>"
-                 "<colgroup><col style='width: 28%'><col style='width: 57%'>"
-                 "<col style='width: 15%'></colgroup>"
-                 "<tr><th>pattern (its section)</th>"
-                 "<th>evidence</th><th>confidence</th></tr>"
+                 "<colgroup><col style='width: 22%'><col style='width: 38%'>"
+                 "<col style='width: 28%'><col style='width: 12%'>"
+                 "</colgroup><tr><th>pattern (its section)</th>"
+                 "<th>evidence</th><th>cost on an H100</th>"
+                 "<th>confidence</th></tr>"
                  f"{rows}</table>") if rows else ""
         patterns = dict.fromkeys(f.pattern for f in (*self.findings,
                                                      *self.notes))
@@ -221,7 +243,9 @@ def _html_row(finding: Finding, confidence: str) -> str:
     # the pattern links to its section: one column fewer than the text
     pattern = (f"<a href='{finding.about.link}'>"
                f"{html.escape(finding.about.title)}</a>")
-    cells = (_inline_code(finding.evidence), html.escape(confidence))
+    cells = (_inline_code(finding.evidence),
+             _inline_code(finding.cost or "not priced"),
+             html.escape(confidence))
     return (f"<tr><td>{pattern}</td>"
             + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
 

@@ -159,13 +159,18 @@ def label(spec: dict[str, Any] = H100_SXM) -> str:
             f"{jaxlib.__version__}) on this machine, without running it")
 
 
-def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:
+def run(fn: Callable[..., Any], *args: Any, timeout: float = 600,
+        keep_alive: bool = False) -> Any:
     """Call ``fn(*args)`` in a child process that compiles for H100s, and
     return its JSON result. ``fn`` is defined at the top level of a module
     of this project (use `gpu_export.compiled_text` for any other
     function). Where
     ``BOOK_CROSSCOMPILE_CACHE`` names a folder, a result is kept there and
     the same call again returns it without a child (`_kept_result`).
+
+    With ``keep_alive`` the child is a worker kept for later calls
+    (`helpers.xla.fresh_process.Worker`): the first call pays for starting
+    Python and JAX, the next ones do not.
 
     Raises:
         RuntimeError: the plugin is missing (with how to install it).
@@ -180,15 +185,29 @@ def run(fn: Callable[..., Any], *args: Any, timeout: float = 600) -> Any:
     kept = _kept_result(fn, args)
     if kept is not None and kept.exists():
         return json.loads(kept.read_text())
-    result = fresh_process.call(
-        fn, *args, env=_CHILD_SETTINGS, drop_env=_CHILD_DROPS,
-        python_path=() if _plugin_importable() else (plugin_folder(),),
-        timeout=timeout)
+    if keep_alive:
+        result = _worker().call(fn, *args, timeout=timeout)
+    else:
+        result = fresh_process.call(
+            fn, *args, env=_CHILD_SETTINGS, drop_env=_CHILD_DROPS,
+            python_path=_child_path(), timeout=timeout)
     if kept is not None:  # written whole, then renamed: never half a file
         partial = kept.with_suffix(f".{os.getpid()}.part")
         partial.write_text(json.dumps(result))
         partial.replace(kept)
     return result
+
+
+def _child_path() -> tuple[str, ...]:
+    return () if _plugin_importable() else (plugin_folder(),)
+
+
+@functools.cache
+def _worker() -> Any:
+    """The child kept for `run`'s ``keep_alive`` calls."""
+    from helpers.xla import fresh_process
+    return fresh_process.Worker(env=_CHILD_SETTINGS, drop_env=_CHILD_DROPS,
+                                python_path=_child_path())
 
 
 def _kept_result(fn: Callable[..., Any], args: tuple[Any, ...]

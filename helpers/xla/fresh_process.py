@@ -21,15 +21,19 @@ child's whole output.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
+import traceback
 from typing import Any, Callable
 
 _RESULT = "@@helpers.xla.fresh_process result@@ "
+_FAILED = "@@helpers.xla.fresh_process failed@@"
 _ERROR_LINE = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit)\b.*)$",
                          re.MULTILINE)
 
@@ -117,6 +121,82 @@ def call(fn: Callable[..., Any], *args: Any, env: dict[str, str] | None = None,
     return json.loads(results[-1].removeprefix(_RESULT))
 
 
+class Worker:
+    """A child process kept for many calls: `call` without starting a
+    Python (and JAX) each time. Same arguments as `call`, fixed when the
+    worker starts; it starts at its first call, starts again after a call
+    that failed or ran out of time, and ends with this process.
+
+    Example:
+        >>> from helpers.xla import xla_flags
+        >>> worker = Worker(env={"JAX_PLATFORMS": "cpu"})
+        >>> worker.call(xla_flags.start_jax), worker.call(xla_flags.start_jax)
+        (1, 1)
+        >>> worker.close()
+    """
+
+    def __init__(self, *, env: dict[str, str] | None = None,
+                 drop_env: tuple[str, ...] = (),
+                 python_path: tuple[str, ...] = ()):
+        self._settings = (env or {}, drop_env, python_path)
+        self._process: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        from helpers.measuring import machine as book_env
+        env, drop_env, python_path = self._settings
+        child_env = {**os.environ, **env}
+        for name in drop_env:
+            child_env.pop(name, None)
+        child_env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (*python_path, book_env.repo_root(),
+                        child_env.get("PYTHONPATH")) if p)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "helpers.xla.fresh_process", "--serve"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=child_env,
+            cwd=book_env.repo_root())
+        atexit.register(self.close)
+        return process
+
+    def call(self, fn: Callable[..., Any], *args: Any,
+             timeout: float = 600) -> Any:
+        """``fn(*args)`` in the worker; its JSON result.
+
+        Raises:
+            ChildFailed: it raised (the worker goes on) or the worker
+                died or ran past ``timeout`` (it is started again).
+        """
+        target = target_of(fn)
+        if self._process is None or self._process.poll() is not None:
+            self._process = self._start()
+        process = self._process
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps({"target": target, "args": args})
+                            + "\n")
+        process.stdin.flush()
+        output: list[str] = []
+        timer = threading.Timer(timeout, process.kill)
+        timer.start()
+        try:
+            for line in process.stdout:
+                if line.startswith(_RESULT):
+                    return json.loads(line.removeprefix(_RESULT))
+                if line.startswith(_FAILED):
+                    raise ChildFailed(target, 1, "".join(output) + line)
+                output.append(line)
+        finally:
+            timer.cancel()
+        self._process = None
+        raise ChildFailed(target, process.wait(), "".join(output))
+
+    def close(self) -> None:
+        """End the worker (a later `call` starts another)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self._process = None
+
+
 def _run_request(request: dict[str, Any]) -> None:
     """The child's side: import, call, print the result on one line."""
     module_name, name = request["target"].split(":")
@@ -125,5 +205,19 @@ def _run_request(request: dict[str, Any]) -> None:
     print(_RESULT + json.dumps(result), flush=True)
 
 
+def _serve() -> None:
+    """A `Worker`'s side: one request a line, each answered by a result
+    line, or by a line saying it failed after its traceback."""
+    for line in sys.stdin:
+        try:
+            _run_request(json.loads(line))
+        except Exception:  # the caller gets the traceback, and we go on
+            traceback.print_exc(file=sys.stdout)
+            print(_FAILED, flush=True)
+
+
 if __name__ == "__main__":
-    _run_request(json.load(sys.stdin))
+    if "--serve" in sys.argv:
+        _serve()
+    else:
+        _run_request(json.load(sys.stdin))

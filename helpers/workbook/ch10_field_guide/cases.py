@@ -220,6 +220,15 @@ def _params() -> tuple[Any, ...]:
     return params, jax.tree.map(jnp.ones_like, params)
 
 
+def _training_steps() -> list[tuple[Any, ...]]:
+    """Two steps of a training loop: the second takes the parameters the
+    first returned, the evidence that the output replaces its input."""
+    params, grads = _params()
+    first = (params, grads)
+    after = jax.jit(update)(params, grads)  # the state the loop carries
+    return [first, (after, grads)]
+
+
 CASES: dict[str, Case] = {
     "host-round-trip": Case("host-round-trip", (7024, 30245),
                             loop_traced_length, loop_static_length,
@@ -251,5 +260,5 @@ CASES: dict[str, Case] = {
                               lambda: (jnp.linspace(0, 1, 8192),),
                               "memory"),
     "no-donation": Case("no-donation", (), update, update_donated, _params,
-                        "memory"),
+                        "memory", calls=(_training_steps, _training_steps)),
 }
