@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import jax
+from jax.extend import core as jax_core
 
 from helpers.examine import costs, in_jaxpr, in_module, retracing
 from helpers.examine.findings import Finding, Report
@@ -41,6 +42,10 @@ GPU_CHECKS = "loops and reductions as XLA:GPU compiles them"
 _LOCAL: dict[str, tuple[str, int | None, float]] = {}
 _GPU: dict[str, dict[str, Any]] = {}
 _KEPT = 64
+# Closed-over constants from this size are compiled as parameters: XLA
+# copies a constant's bytes into the program (seconds for 128 MiB), and
+# their values change nothing the checker reads.
+CONSTANT_BYTES = 16 * 2**20
 
 
 class ExamineError(ValueError):
@@ -95,7 +100,8 @@ def _examine(fn: Any, args: tuple[Any, ...],
     pairs = in_jaxpr.all_pairs(list(in_jaxpr.equations(jaxpr)))
     loops = in_jaxpr.loops(jaxpr)
     key = _program_key(fn, args, jaxpr)
-    text, local_temp, local_s = _compile(fn, args, key)
+    compiled_fn, compiled_args = _constants_as_arguments(fn, args, jaxpr)
+    text, local_temp, local_s = _compile(compiled_fn, compiled_args, key)
     here = f"for {jax.default_backend()}, on this machine"
     outputs = [jax.ShapeDtypeStruct(a.shape, a.dtype)
                for a in jaxpr.out_avals if hasattr(a, "dtype")]
@@ -103,7 +109,8 @@ def _examine(fn: Any, args: tuple[Any, ...],
     if rates is None:
         skipped.append(("each pattern's cost on an H100", "the book's H100 "
                         "recordings of chapters 1 and 3 are not here"))
-    program = _gpu_program(fn, args, gpu, findings, skipped, key)
+    program = _gpu_program(compiled_fn, compiled_args, gpu, findings,
+                           skipped, key)
     if program is None:
         compiling = (local_s, here)
         findings += in_module.find_memory(
@@ -239,6 +246,25 @@ def _program_key(fn: Any, args: tuple[Any, ...], jaxpr: Any) -> str:
     donated = fn.trace(*args).donate_argnums if hasattr(fn, "trace") else ()
     return hashlib.sha256(
         f"{jaxpr}|{_name(fn)}|{donated}".encode()).hexdigest()
+
+
+def _constants_as_arguments(fn: Any, args: tuple[Any, ...], jaxpr: Any
+                            ) -> tuple[Any, tuple[Any, ...]]:
+    """``fn`` and ``args`` to compile: as they are, or, where ``fn``
+    closes over `CONSTANT_BYTES` or more, its jaxpr with the constants
+    made its first arguments (shapes only), its donations kept."""
+    if sum(getattr(c, "nbytes", 0) for c in jaxpr.consts) < CONSTANT_BYTES:
+        return fn, args
+    inner = jaxpr.jaxpr
+    lifted = inner.replace(constvars=[], debug_info=None,
+                           invars=[*inner.constvars, *inner.invars])
+    donated = fn.trace(*args).donate_argnums if hasattr(fn, "trace") else ()
+    run = jax.jit(jax_core.jaxpr_as_fun(jax_core.ClosedJaxpr(lifted, [])),
+                  donate_argnums=tuple(len(jaxpr.consts) + i
+                                       for i in donated))
+    run.__name__ = _name(fn)  # type: ignore[attr-defined]
+    return run, tuple(jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype)
+                      for v in lifted.invars)
 
 
 def _kept(cache: dict[str, Any], key: str, value: Any) -> Any:

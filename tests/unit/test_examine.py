@@ -593,3 +593,25 @@ def test_a_program_is_compiled_for_the_h100_once(monkeypatch):
     again = examine(small_steps, jnp.ones(8))
     assert first.patterns == again.patterns == ["launches-per-step"]
     assert len(compiles) <= 1  # none where an earlier test compiled it
+
+
+@needs_gpu_compiler
+def test_large_closed_over_constants_are_compiled_as_arguments():
+    """A 128 MiB constant is not copied into either compiled program (it
+    took seconds), and changes nothing the report says; a jitted
+    function's donation is kept."""
+    import time
+    table = jnp.asarray(np.random.default_rng(1).standard_normal(
+        (8192, 4096), np.float32))
+
+    def lookup(x):
+        return jax.lax.scan(lambda c, _: (jnp.sin(c), None), x @ table.T,
+                            None, length=5000)[0]
+    start = time.perf_counter()
+    report = examine(lookup, jnp.ones((2, 4096)))
+    assert time.perf_counter() - start < 5
+    assert report.patterns == ["launches-per-step"]
+    step = jax.jit(lambda w, g: w - 0.1 * (g @ table[:1024, :1024]),
+                   donate_argnums=0)
+    donated = examine(step, jnp.ones((1024, 1024)), jnp.ones((1024, 1024)))
+    assert "no-donation" not in [n.pattern for n in donated.notes]
