@@ -59,6 +59,19 @@ class Result:
         return self.source != "missing"
 
     @property
+    def measured_on_a_gpu(self) -> bool:
+        """True for a GPU's measurement (recorded, or live on a GPU): the
+        data a sentence about that GPU is checked against (only a GPU
+        records, or measures live). A dry run's numbers are a CPU's, and
+        prove nothing about a GPU.
+
+        Example:
+            >>> Result("x", "dry run", {}, None).measured_on_a_gpu
+            False
+        """
+        return self.source in ("live", "recorded")
+
+    @property
     def device(self) -> str | None:
         """The device it was measured on, or None without a measurement."""
         return None if self.provenance is None else self.provenance["device"]

@@ -5,7 +5,7 @@ backends, chosen by the GPU's compute capability:
 
 * **Mosaic GPU** (Hopper, 9.0, and newer), the backend JAX develops, with
   one chain per thread (`helpers.pallas.mosaic.chains`);
-* **Triton** (Ampere, 8.0, and newer), deprecated since jax 0.11.2 and kept
+* **Triton** (Ampere, 8.0, and newer), deprecated since jax 0.11.0 and kept
   while JAX still has it, with the step's arrays padded to powers of two
   (`helpers.pallas.triton.padding`).
 
@@ -30,6 +30,8 @@ from helpers.xla import crosscompile
 Backend = Literal["mosaic", "triton"]
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
 MOSAIC_FROM = (9, 0)  # Hopper
+# The release whose Pallas changelog deprecates the Triton backend.
+TRITON_DEPRECATED_IN = "0.11.0"
 TRITON_FROM = (8, 0)  # Ampere
 
 

@@ -56,7 +56,7 @@ def fused_scan(step: Step, init: Any, xs: Any, *, reverse: bool = False,
             steps; step ``i`` sees ``x[i]`` of each leaf.
         reverse: run the steps from last to first, as `lax.scan` does.
         backend: ``'mosaic'`` (Mosaic GPU, Hopper and newer),
-            ``'triton'`` (Ampere and newer, deprecated by jax 0.11.2) or
+            ``'triton'`` (Ampere and newer, deprecated by jax 0.11.0) or
             None: chosen by the GPU's capability (`helpers.pallas.backends`).
         interpret: force that backend's interpreter (default: interpret
             unless a GPU can compile it).

@@ -50,6 +50,19 @@ FLAGS: dict[str, tuple[str, str, str]] = {
         "0: no autotuning; 1: autotune; 2-4: also initialise and check the "
         "candidates' buffers (4 checks results against a reference); 5: "
         "as 4, and skip candidates with wrong results", "", ""),
+    "--xla_gpu_per_fusion_autotune_cache_dir": (
+        "a folder where XLA:GPU writes each fusion's autotuning result and "
+        "from which later compilations, in any process, load it", "", ""),
+    "--xla_gpu_dump_autotune_results_to": (
+        "write the autotuner's choices for this process's compilations to "
+        "this file", "", ""),
+    "--xla_gpu_dump_autotune_logs_to": (
+        "write every candidate the autotuner timed, its time and the "
+        "backend kept, as an xla.AutotuningLogs text proto when the file "
+        "name ends in .txt", "", ""),
+    "--xla_gpu_load_autotune_results_from": (
+        "load autotuning choices from this file instead of timing the "
+        "candidates again", "", ""),
     "--xla_gpu_enable_latency_hiding_scheduler": (
         "schedule to overlap asynchronous collectives with compute", "false",
         PERF_TIPS + " (as of jaxlib 0.4.18)"),

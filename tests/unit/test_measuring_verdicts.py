@@ -124,19 +124,6 @@ def test_dispatch_below_its_floor_or_not():
     assert "impossible" not in verdicts.dispatch(waited, GPU)
 
 
-def test_warmup_or_steady_state():
-    assert "a real warm-up" in verdicts.warmup(device_recording(), GPU)
-    assert "From call 3 on" in verdicts.warmup(device_recording(), GPU)
-    flat = device_recording(first_30_calls_ms=[4000.0] + [3.1] * 29)
-    assert "already the steady state" in verdicts.warmup(flat, GPU)
-    assert verdicts.warmup(device_recording(first_30_calls_ms=[1.0]),
-                           GPU) is None
-    # a last call far from the median: no call ever settled
-    noisy = device_recording(
-        first_30_calls_ms=[4000.0, 9.0] + [3.1] * 27 + [9.0])
-    assert "too noisy to tell" in verdicts.warmup(noisy, GPU)
-
-
 def test_compile_time_names_each_stage():
     text = verdicts.compile_time(device_recording(), GPU)
     assert "467 times as long" in text and "900 ms" in text

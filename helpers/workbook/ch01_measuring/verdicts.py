@@ -20,7 +20,6 @@ time and the host's overhead beside it, and say so with
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 import pandas as pd
@@ -35,9 +34,6 @@ AGREEMENT = 0.05
 # A repeated input faster than a rotation by more than this is a cache
 # effect; below, it is within the noise of a blocked timing.
 CACHE_EFFECT = 1.10
-# Early calls slower than the steady median by more than this are a
-# warm-up; a call within it of the median has settled.
-WARMUP = 0.10
 
 
 def ceilings(data: dict[str, Any], gpu: str) -> str | None:
@@ -116,30 +112,6 @@ def dispatch(data: dict[str, Any], gpu: str) -> str | None:
         second += (f", of which the device's span was {device_ms:.3g} ms "
                    f"and the host's part {blocked_ms - device_ms:.3g} ms")
     return f"{first} {second}."
-
-
-def warmup(data: dict[str, Any], gpu: str) -> str | None:
-    """Whether the first calls after compiling were slower than later."""
-    calls = data.get("first_30_calls_ms")
-    if not calls or len(calls) < 12:
-        return None
-    later = statistics.median(calls[10:])
-    second = calls[1] / later
-    head = (f"On the {gpu}, call 1 took {calls[0]:.4g} ms (it compiles); "
-            f"call 2 took {second:.2f} times the median of calls 11 to 30 "
-            f"({later:.3g} ms)")
-    if second <= 1 + WARMUP:
-        return (head + ": already the steady state, so after its compile "
-                "this function needed no warm-up on this GPU.")
-    settled = next((i + 1 for i in range(1, len(calls)) if all(
-        abs(t / later - 1) <= WARMUP for t in calls[i:])), None)
-    if settled is None:
-        return (head + f", but even the last calls stray more than "
-                f"{WARMUP:.0%} from that median: these times are too noisy "
-                "to tell a warm-up from the noise.")
-    return (head + f", a real warm-up. From call {settled} on, every call "
-            f"was within {WARMUP:.0%} of that median, so a few untimed "
-            "calls before timing matter on this GPU.")
 
 
 def compile_time(data: dict[str, Any], gpu: str) -> str | None:
@@ -343,7 +315,7 @@ def _matmul_sizes(data: dict[str, Any]) -> set[int]:
 
 # Every paragraph the chapter glues, by its glue name.
 PARAGRAPHS = {"gpu_ceilings": ceilings, "gpu_dispatch": dispatch,
-              "gpu_compile": compile_time, "gpu_warmup": warmup,
+              "gpu_compile": compile_time,
               "gpu_wall_device": wall_and_device, "gpu_cache": cache,
               "gpu_floors": floors}
 

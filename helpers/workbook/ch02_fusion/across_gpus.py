@@ -168,3 +168,25 @@ def ceilings_against_chapter_1(fixes: list[Any], summaries: list[Any]
             f"versions ran, so the ceilings here differ a little from "
             f"chapter 1's ({said}, at most {spread:.1%} apart): each "
             f"share above is of its own run's ceiling.")
+
+
+def held_back(reference: dict[str, Any], other: dict[str, Any],
+              version: str = "batch-minor") -> pd.DataFrame:
+    """Where ``version`` hardly gained on ``other``'s faster memory: the
+    (dtype, K) rows whose speed-up over the reference is under half of
+    the copy ceilings' ratio's gain, with each GPU's rate (TB/s) there.
+    Such a kernel is bound by something both GPUs share, on the chip.
+
+    Both arguments are chapter 2's recordings of the fixes (`compare`).
+    """
+    copy = other["copy_gbps"] / reference["copy_gbps"]
+    ref, new = verdicts.table(reference), verdicts.table(other)
+
+    def rates(rows: pd.DataFrame) -> pd.Series:
+        return rows[rows["version"] == version].set_index(
+            ["dtype", "K"])["GB/s"] / 1e3
+
+    both = pd.DataFrame({"reference TB/s": rates(ref),
+                         "other TB/s": rates(new)}).dropna()
+    gain = both["other TB/s"] / both["reference TB/s"]
+    return both[gain < 1 + (copy - 1) / 2]

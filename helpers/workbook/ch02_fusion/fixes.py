@@ -173,3 +173,25 @@ def by_version(table: pd.DataFrame, ks: tuple[int, int] = (10, 50)
     summary = summary[sorted(summary.columns, key=lambda c: (
         c.split()[0], "median" in c))]
     return summary.sort_values(summary.columns[0], ascending=False)
+
+
+def against_default(table: pd.DataFrame, version: str,
+                    dtype: str = "float32") -> pd.DataFrame:
+    """``version``'s time over `a @ b`'s at each K, and whether XLA:GPU
+    gave both the same fusion kind (named kind and emitter, as the table's
+    ``fusions`` column reads them).
+
+    Example:
+        >>> rows = pd.DataFrame({"K": [10, 10], "dtype": ["float32"] * 2,
+        ...     "version": ["a @ b", "v"], "ms": [1.0, 1.2],
+        ...     "fusions": ["kLoop reduce"] * 2})
+        >>> row = against_default(rows, "v").loc[10]
+        >>> round(float(row["ratio"]), 2), bool(row["same kind"])
+        (1.2, True)
+    """
+    rows = table[table["dtype"] == dtype].pivot_table(
+        index="K", columns="version", values=["ms", "fusions"],
+        aggfunc="first")
+    return pd.DataFrame({
+        "ratio": rows["ms"][version] / rows["ms"]["a @ b"],
+        "same kind": rows["fusions"][version] == rows["fusions"]["a @ b"]})

@@ -60,3 +60,47 @@ def autotuner_record(sweep: pd.DataFrame, batch: Sequence[int]
                "fusions"]
     return {"batch": [int(side) for side in batch],
             "rows": part[columns].to_dict(orient="list")}
+
+
+# The row lengths whose autotuning the chapter reads: the first K where
+# XLA's own kInput emitter is flat, one where the autotuner kept it and
+# one where it took Triton's kernel.
+LOGGED_KS = (35, 40, 45)
+
+
+def autotuner_candidates(batch: Sequence[int],
+                         ks: Sequence[int] = LOGGED_KS
+                         ) -> list[dict[str, Any]]:
+    """What the fusion autotuner timed for ``a @ b`` at each K in float32:
+    every candidate kernel of each fusion, its time and the backend kept,
+    from XLA:GPU's autotuning log (`helpers.xla.autotune_logs`). Run in a
+    fresh process (`helpers.xla.fresh_process`): a process that compiled
+    the same fusions before answers from its autotuning cache and times
+    nothing. Empty on a machine without a GPU, which does not autotune."""
+    from helpers.xla import fresh_process
+
+    return fresh_process.call(_candidates_here, list(batch), list(ks))
+
+
+def _candidates_here(batch: list[int], ks: list[int]
+                     ) -> list[dict[str, Any]]:
+    import tempfile
+    from pathlib import Path
+
+    import jax
+    import jax.numpy as jnp
+
+    from helpers.xla import autotune_logs
+
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for k in ks:
+            log = Path(folder) / f"k{k}.txt"
+            a = jnp.ones((*batch, 3, k), jnp.float32)
+            b = jnp.ones((*batch, k, 1), jnp.float32)
+            jax.jit(jnp.matmul).lower(a, b).compile(
+                compiler_options={"xla_gpu_dump_autotune_logs_to": str(log)})
+            text = log.read_text() if log.exists() else ""
+            rows += [{"K": k, **row}
+                     for row in autotune_logs.candidates(text)]
+    return rows

@@ -49,10 +49,12 @@ def profile_one_call(variant: jax.stages.Wrapped, *args: Any,
                      folder: str) -> None:
     """Profile one call of ``variant`` (compiled and run once before) into
     ``folder``, for XProf to count its kernels. Under JAX's CUDA plugin
-    XLA:GPU keeps its CUDA graphs while jax.profiler traces (the
-    plugin's copy of the profiler lock never sees jax's session, so
-    ``--xla_enable_command_buffers_during_profiling`` has no effect), so
-    the trace shows the program as it runs unprofiled."""
+    XLA:GPU kept its CUDA graphs while jax.profiler traced (every kernel
+    event of chapter 4's H100 profile names its graph), although at
+    ``--xla_enable_command_buffers_during_profiling=false`` the
+    command-buffer thunk falls back to one operation at a time during a
+    profiler session: the trace shows the program as it runs
+    unprofiled."""
     bench.block(variant(*args))
     with jax.profiler.trace(folder):
         bench.block(variant(*args))

@@ -63,10 +63,10 @@ def here(data: dict[str, Any], where: str) -> str:
     b = claims.bf16_numbers(data)
     big = claims.largest(data["precision"], "n")[b["clock"]]
     verdict = claims.findings(data)[claims.BF16].verdict
-    first = (f"{where}, at n = {b['n']}, bf16 inputs "
+    first = (f"{where}, at n = {b['n']}, {claims.BF16_WORDS[b['kind']]} "
              f"{claims.ran(b['default'])} as float32 at the default "
              f"precision {claims.CLOCK_WORDS[b['clock']]} "
-             f"({number(big[claims.BFLOAT16])} ms against "
+             f"({number(big[b['kind']])} ms against "
              f"{number(big[claims.DEFAULT])} ms), with a relative error of "
              f"{b['error']:.2%}: {claims.verdict_clause(verdict)} here.")
     if b["default"] <= 1.1:

@@ -177,7 +177,8 @@ def precision(data: dict[str, Any], device: str, predicted: float) -> str:
     b = claims.bf16_numbers(data)
     clock = ("by device time" if b["clock"] == "device ms" else
              "by the wall clock, the host's part of each call included")
-    first = (f"On the {device}, at n = {b['n']}, bf16 inputs "
+    first = (f"On the {device}, at n = {b['n']}, "
+             f"{claims.BF16_WORDS[b['kind']]} "
              f"{claims.ran(b['default'])} as float32 at the default "
              f"precision and {claims.speed(b['highest'])} as full float32, "
              f"{clock}, with a relative error of {b['error']:.2%}: "

@@ -190,16 +190,41 @@ def forward_counts(width: int, batch: int) -> pd.DataFrame:
 
 # --- 7. matmul precision --------------------------------------------------
 
-PRECISIONS = ("float32, precision='highest'", "float32, default precision",
-              "bfloat16 inputs")
+# Each way to run an n x n float32 product: the two float32 precisions;
+# bf16 with the casts inside the timed call (both inputs converted, the
+# product rounded to bf16 and back); bf16 inputs made before the call,
+# accumulated and returned in float32; and the algorithms XLA offers by
+# name (jax.lax.DotAlgorithmPreset: inputs, accumulator, passes).
+HIGHEST = "float32, precision='highest'"
+DEFAULT = "float32, default precision"
+BF16_CAST = "bfloat16, cast in the call"
+BF16_INPUTS = "bfloat16 inputs, float32 result"
+ALGORITHMS = ("TF32_TF32_F32", "TF32_TF32_F32_X3", "BF16_BF16_F32",
+              "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "F32_F32_F32")
+PRECISIONS = (HIGHEST, DEFAULT, BF16_CAST, BF16_INPUTS,
+              *(f"algorithm {name}" for name in ALGORITHMS))
 
 
 def _matmul(kind: str, a: jax.Array, b: jax.Array) -> jax.Array:
-    if kind == "bfloat16 inputs":
+    if kind == BF16_CAST:
         return (a.astype(jnp.bfloat16) @ b.astype(jnp.bfloat16)).astype(
             jnp.float32)
-    precision = "highest" if "highest" in kind else None
-    return jnp.matmul(a, b, precision=precision)
+    if kind == BF16_INPUTS:
+        return jnp.matmul(a, b, preferred_element_type=jnp.float32)
+    if kind.startswith("algorithm "):
+        preset = getattr(jax.lax.DotAlgorithmPreset, kind.split()[-1])
+        return jnp.matmul(a, b, precision=preset)
+    return jnp.matmul(a, b, precision="highest" if kind == HIGHEST
+                      else None)
+
+
+def _inputs(kind: str, a: jax.Array, b: jax.Array
+            ) -> tuple[jax.Array, jax.Array]:
+    """The arguments a kind is timed with: bf16 copies, made before the
+    call, for the kind that takes bf16 inputs."""
+    if kind == BF16_INPUTS:
+        return a.astype(jnp.bfloat16), b.astype(jnp.bfloat16)
+    return a, b
 
 
 # Rows of the float64 product each error is read from: an error is a
@@ -210,7 +235,8 @@ REFERENCE_ROWS = 1024
 
 def precision_table(sizes: tuple[int, ...]) -> pd.DataFrame:
     """Time and relative error of an n x n matmul at each precision and
-    size. The error is the Frobenius norm of the difference from the
+    size (`PRECISIONS`; an algorithm this backend does not run is left
+    out). The error is the Frobenius norm of the difference from the
     float64 product of the same float32 inputs, in the first
     `REFERENCE_ROWS` rows (all rows of a smaller product), relative to
     that product's. Each program is compiled once and the same
@@ -224,10 +250,14 @@ def precision_table(sizes: tuple[int, ...]) -> pd.DataFrame:
         want = (np.asarray(a)[:kept].astype(np.float64)
                 @ np.asarray(b).astype(np.float64))
         for kind in PRECISIONS:
-            program = jax.jit(lambda a, b, kind=kind: _matmul(kind, a, b)
-                              ).lower(a, b).compile()
-            got = np.asarray(program(a, b))[:kept].astype(np.float64)
-            cases[f"{kind}, n={n}"] = (program, [(a, b)])
+            inputs = _inputs(kind, a, b)
+            try:
+                program = jax.jit(lambda a, b, kind=kind: _matmul(
+                    kind, a, b)).lower(*inputs).compile()
+            except ValueError:  # "not supported by dot_general on CPU"
+                continue
+            got = np.asarray(program(*inputs))[:kept].astype(np.float64)
+            cases[f"{kind}, n={n}"] = (program, [inputs])
             rows.append({"n": n, "precision": kind,
                          "rel error": np.linalg.norm(got - want)
                          / np.linalg.norm(want)})

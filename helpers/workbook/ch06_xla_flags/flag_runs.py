@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tempfile
 import time
 from typing import Any
 
@@ -36,12 +37,16 @@ def _matmul_epilogue(n: int) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
 
 
 def _small_kernels(n: int) -> tuple[jax.stages.Wrapped, tuple[Any, ...]]:
-    """A loop of `LOOP_STEPS` steps of a few tiny kernels each:
-    launch-bound, the case command buffers (CUDA graphs) are for."""
+    """A loop of `LOOP_STEPS` steps of several tiny kernels each, enough
+    for XLA:GPU to run each step as one CUDA graph: launch-bound, the case
+    command buffers (CUDA graphs) are for."""
     w = 0.5 * jnp.eye(8)
 
     def body(i: Any, x: jax.Array) -> jax.Array:
-        return jnp.tanh(x @ w) + 0.1 * jnp.sin(x)
+        h = jnp.tanh(x @ w)
+        h = h @ w.T + 0.1 * jnp.sin(x)
+        h = h - h.max(axis=0)
+        return jnp.cumsum(h, axis=0) * 0.01 + h.mean(axis=1, keepdims=True)
     x = jnp.ones((n // 32, 8))
     return jax.jit(lambda x: jax.lax.fori_loop(0, LOOP_STEPS, body, x)), (x,)
 
@@ -229,6 +234,11 @@ PGLE = {"JAX_ENABLE_PGLE": "true", "JAX_PGLE_PROFILING_RUNS": "3"}
 # The same program in a second process, with nothing changed: the run to
 # run noise a setting's difference must exceed to count.
 AGAIN = "(none), again"
+# XLA:GPU's autotuner times candidate kernels per fusion and keeps the
+# fastest: a close race can end differently in another process, and the
+# module's digest with it. One cache folder per program pins the choices
+# (XLA writes each fusion's result there and later processes load it).
+PIN = "--xla_gpu_per_fusion_autotune_cache_dir="
 
 
 def measure_on_gpu(settings: dict[str, list[str]] | None = None, *,
@@ -237,16 +247,22 @@ def measure_on_gpu(settings: dict[str, list[str]] | None = None, *,
     the default run twice (`AGAIN`: the noise floor between processes);
     and automatic PGLE on the small-kernel loop, without it (twice) and
     with it, all through plain ``jax.jit`` calls. A setting whose child
-    fails gets a row with the error instead of stopping the others."""
+    fails gets a row with the error instead of stopping the others.
+
+    The processes of one program share one autotune cache (`PIN`): the
+    first autotunes each fusion and every later one loads its choices, so
+    the default compiles the same module twice and a setting's digest
+    differs only where the setting changed the program."""
     rows = []
     for name, flag_list in (settings or GPU_SETTINGS).items():
-        for label, flags in [("", ""), (AGAIN, "")] + [
-                (flags, flags) for flags in flag_list if flags]:
-            try:
-                row = in_child(name, flags)
-            except fresh_process.ChildFailed as err:
-                row = {"program": name, "error": err.reason}
-            rows.append({"flags": label or "(none)", **row})
+        with tempfile.TemporaryDirectory() as cache:
+            for label, flags in [("", ""), (AGAIN, "")] + [
+                    (flags, flags) for flags in flag_list if flags]:
+                try:
+                    row = in_child(name, f"{flags} {PIN}{cache}".strip())
+                except fresh_process.ChildFailed as err:
+                    row = {"program": name, "error": err.reason}
+                rows.append({"flags": label or "(none)", **row})
     auto_pgle = {label: fresh_process.call(measure_jit, "small_kernels", 5,
                                            repeat, env=environ)
                  for label, environ in (("without", {}),

@@ -24,6 +24,7 @@ from typing import Any
 
 from helpers.page import arithmetic, prose
 from helpers.workbook.ch06_xla_flags import flag_runs, verdicts
+from helpers.workbook.ch05_transformations.steps import BF16_CAST, BF16_INPUTS
 
 GEMM_ANY = "--xla_gpu_triton_gemm_any=false"
 AUTOTUNE_OFF = "--xla_gpu_autotune_level=0"
@@ -122,7 +123,11 @@ def _bf16_rate(claims: dict[str, Any] | None) -> tuple[float, int] | None:
     if not table:
         return None
     rows = [dict(zip(table, values)) for values in zip(*table.values())]
-    bf16 = [r for r in rows if r["precision"] == "bfloat16 inputs"]
+    # bf16 inputs made before the call; an older recording's casts inside
+    # it, under the name they once went by
+    bf16 = ([r for r in rows if r["precision"] == BF16_INPUTS]
+            or [r for r in rows if r["precision"] in (BF16_CAST,
+                                                      "bfloat16 inputs")])
     if not bf16:
         return None
     big = max(bf16, key=lambda r: r["n"])

@@ -214,11 +214,14 @@ def _kernels_alike(data: dict[str, Any], settings: list[tuple[str, str]]
 
 def decided(data: dict[str, Any], program: str, flag: str) -> bool:
     """Whether the recording decides a setting: it ran without error, the
-    default ran twice (the noise is known) and both modules' digests were
-    kept (the compiled programs can be compared)."""
+    default ran twice (the noise is known), and the default's two
+    processes compiled the same module, so the setting's digest says
+    whether it changed the program (the "same HLO" column is not
+    unknown)."""
     rows = runs(data, program)
     return (flag in rows and "(none)" in rows
             and noise(data, program) is not None
+            and digests_agree(data, program) is True
             and same_module(rows[flag], rows["(none)"]) is not None)
 
 
