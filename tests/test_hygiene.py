@@ -38,6 +38,18 @@ def _toc_files(node):
             yield from _toc_files(value)
 
 
+def test_no_review_records_in_the_repository():
+    """Reviews and screenshots go in the issues' closing notes; what they
+    found lives on as tests. Figures are drawn by the chapters' code."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.split()
+    assert not [f for f in tracked if f.startswith("reviews/")]
+    assert not [f for f in tracked if re.search(
+        r"\.(png|jpe?g|gif|webp)$", f, re.I)]
+
+
 def test_there_are_chapters():
     assert len(CHAPTERS) >= 2
 
