@@ -65,6 +65,22 @@ def glue_text(name: str, value: Any, fmt: str = ".3g", *,
     return text
 
 
+def glue_numbers(numbers: dict[str, Any], **formats: str) -> None:
+    """Glue each named entry of ``numbers`` as text in its format
+    (`glue_text`), for a written paragraph to cite by the same names.
+
+    Example:
+        >>> glue_numbers({"copy_gbps": 3005.0, "hidden": 0.43},
+        ...              copy_gbps=".4g", hidden=".0%")
+    """
+    missing = sorted(set(formats) - set(numbers))
+    if missing:
+        raise KeyError(f"no numbers named {missing}; there are "
+                       f"{sorted(numbers)}")
+    for name, fmt in formats.items():
+        glue_text(name, numbers[name], fmt)
+
+
 def glue_markdown(name: str, text: str) -> str:
     """Glue a sentence that carries its own markup (code names in
     backticks), for the prose to cite as ``{glue:md}`name` ``.

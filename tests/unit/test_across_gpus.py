@@ -1,5 +1,6 @@
-"""Chapters 1 and 2 beside other recorded GPUs: the sentences flip with
-the data, and only other GPUs' recordings are found."""
+"""Chapters 1 and 2 beside other recorded GPUs: the numbers their
+sentences quote flip with the data, and only other GPUs' recordings are
+found."""
 
 import copy
 
@@ -50,26 +51,25 @@ def faster(data, copy_times=1.0, matmul_times=1.0, added_us=None):
     return data
 
 
-def test_only_a_faster_memory_is_named_as_such():
+def test_only_a_faster_memory_shows_as_such():
     reference = device_recording()
-    memory = ch1.compare(reference, faster(reference, 1.4), H100, H200)
-    assert "copy ceiling is 1.40 times" in memory
-    assert "only the memory's is higher" in memory
-    assert "floor there is 71% of the" in memory
-    both = ch1.compare(reference, faster(reference, 1.4, 1.5), H100, H200)
-    assert "matmul rate 1.50 times" in both
-    assert "only the memory" not in both
+    memory = ch1.comparison_numbers(reference, faster(reference, 1.4))
+    assert memory["copy_ratio"] == pytest.approx(1.4)
+    assert memory["matmul_ratio"] == pytest.approx(1.0)
+    assert memory["floor_share"] == pytest.approx(1 / 1.4)
+    both = ch1.comparison_numbers(reference, faster(reference, 1.4, 1.5))
+    assert both["matmul_ratio"] == pytest.approx(1.5)
 
 
 def test_the_goal_on_each_gpu_is_decided_by_its_own_calls():
     reference = device_recording()  # adds 7 µs to 705 µs: within 5%
-    same = ch1.compare(reference, faster(reference, 1.4), H100, H200)
-    assert same.count(": within 5%") == 2
-    assert "about the same on both" in same
-    doubled = ch1.compare(reference, faster(reference, 1.4, added_us=40.0),
-                          H100, H200)
-    assert "outside 5%" in doubled
-    assert "A call on the NVIDIA H200 adds 5.7 times" in doubled
+    same = ch1.comparison_numbers(reference, faster(reference, 1.4))
+    assert same["added_ratio"] == pytest.approx(1.0)
+    assert abs(same["other_agreement"] - 1) <= 0.05
+    doubled = ch1.comparison_numbers(reference,
+                                     faster(reference, 1.4, added_us=40.0))
+    assert abs(doubled["other_agreement"] - 1) > 0.05
+    assert doubled["added_ratio"] == pytest.approx(40 / 7)
     table = ch1.table([results.Result("x", "recorded", d,
                                        {"device": name})
                        for d, name in ((reference, H100),
@@ -80,8 +80,8 @@ def test_the_goal_on_each_gpu_is_decided_by_its_own_calls():
 
 
 def test_a_wall_clock_recording_is_not_compared():
-    assert ch1.compare(first_recording(), device_recording(), H100,
-                       H200) is None
+    with pytest.raises(ValueError, match="device's clock"):
+        ch1.comparison_numbers(first_recording(), device_recording())
 
 
 def ms_at(share, copy_gbps, dtype, k):
