@@ -1,7 +1,9 @@
-"""Chapter 4's computed sentences: each flips with the data behind it."""
+"""Chapter 4's numbers and the verdicts its claims turn on: each flips
+with the data behind it."""
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import first_visit
 from helpers.workbook.ch04_profiling import attention, verdicts
@@ -31,45 +33,48 @@ def test_the_first_recording_is_decided_by_its_kept_profile():
     data = first_visit.load("04_profiling/gpu")["data"]
     fixture = attention.fixture_calls(attention.fixture_folder())
     assert len(fixture) == 400 and set(fixture["kernels"]) == {10}
-    text = verdicts.whole_call(data, verdicts.device_calls(data, fixture),
-                               GPU)
-    assert "matmul is faster" in text
-    assert "wall clock" in text and "no detectable difference" in text
-    assert "the device's is the one of record" in text
-    assert "every kernel ran inside a CUDA graph" in \
-        verdicts.execution_mode(fixture, GPU)
+    ran = verdicts.call_numbers(data, verdicts.device_calls(data, fixture),
+                                None)
+    assert ran["device_verdict"] == "matmul faster"
+    assert ran["wall_verdict"] == "no detectable difference"
+    assert ran["graph_share"] > 0.99
 
 
 def test_recorded_calls_outrank_the_fixture():
     data = {"calls_alternating": calls(120, 125).to_dict("list"),
             **walls(240, 245)}
     chosen = verdicts.device_calls(data, fixture=None)
-    text = verdicts.whole_call(data, chosen, GPU)
-    assert "einsum is faster" in text
+    assert verdicts.call_numbers(data, chosen, None)["device_verdict"] == \
+        "einsum faster"
     assert verdicts.device_calls({}, None) is None
-    assert verdicts.whole_call({}, None, GPU) is None
 
 
 def test_the_whole_call_verdict_flips_with_the_device_times():
     data = walls(240, 240)
-    assert "einsum is faster" in verdicts.whole_call(
-        data, calls(110, 125), GPU)
-    assert "matmul is faster" in verdicts.whole_call(
-        data, calls(125, 110), GPU)
-    same = verdicts.whole_call(data, calls(120, 120), GPU)
-    assert "no detectable difference (ratio" in same
+    assert verdicts.call_numbers(data, calls(110, 125), None)[
+        "device_verdict"] == "einsum faster"
+    assert verdicts.call_numbers(data, calls(125, 110), None)[
+        "device_verdict"] == "matmul faster"
+    assert verdicts.call_numbers(data, calls(120, 120), None)[
+        "device_verdict"] == "no detectable difference"
+    # an interval holding 1 names no winner
+    assert "faster" not in verdicts.call_numbers(
+        data, calls(120, 120.02), None)["device_verdict"]
 
 
-def test_a_call_that_is_mostly_device_time_needs_no_caveat():
-    text = verdicts.whole_call(walls(121, 121), calls(120, 120), GPU)
-    assert "dilutes" not in text
+def test_the_devices_share_of_a_call():
+    assert verdicts.call_numbers(walls(121, 121), calls(120, 120), None)[
+        "device_share"] > 0.9
+    assert verdicts.call_numbers(walls(240, 240), calls(120, 120), None)[
+        "device_share"] == pytest.approx(0.5, abs=0.02)
 
 
 def test_the_execution_mode_is_read_from_the_profile():
-    assert "launched on its own" in verdicts.execution_mode(
-        calls(1, 1, in_graph=0.0), GPU)
-    assert "50% of the kernels" in verdicts.execution_mode(
-        calls(1, 1, in_graph=0.5), GPU)
+    def share(in_graph):
+        return verdicts.call_numbers(walls(240, 240),
+                                     calls(1, 1, in_graph=in_graph),
+                                     None)["graph_share"]
+    assert share(0.0) == 0.0 and share(0.5) == 0.5
 
 
 def comparison(verdict, ratio_ci, p_value=0.01, ratio=1.01):
@@ -122,19 +127,6 @@ def test_the_whole_call_here_is_said_with_its_interval():
     assert "finds no difference (p < 0.001)" in none
 
 
-def test_an_interval_holding_1_keeps_the_gpu_sentence_from_a_winner():
-    data = walls(240, 240)
-    text = verdicts.whole_call(data, calls(120, 120.02), GPU)
-    assert "is faster" not in text.split("By the wall clock")[0]
-
-
-def test_what_bounds_a_product_is_read_from_its_two_floors():
-    memory = verdicts.product_bound(compute_s=2e-6, memory_s=12e-6)
-    assert "bound by memory" in memory and "6.0 times" in memory
-    compute = verdicts.product_bound(compute_s=15e-6, memory_s=12.5e-6)
-    assert "bound by its arithmetic" in compute
-
-
 def scoped(einsum_us, matmul_us, n=20):
     """Per-kernel rows of both scopes: each call's one kernel a scope."""
     rows = [{"version": v, "call": c, "scope": s, "name": "k",
@@ -146,24 +138,21 @@ def scoped(einsum_us, matmul_us, n=20):
 
 
 def test_the_products_are_set_against_their_floor():
-    near = verdicts.products_against_floor(scoped(
+    near = verdicts.product_numbers(scoped(
         {"attn_q_k": 16.2, "attn_att_v": 12.4},
-        {"attn_q_k": 15.5, "attn_att_v": 12.6}), 12.5, 108.0, GPU)
-    assert "16.2 µs a call written with einsum (1.30 times the floor)" \
-        in near
-    assert "12.4 µs" in near and "under the floor" in near
-    assert "at the floor" in near and "L2 cache" in near
-    assert "at most 3.7 µs a call" in near and "3.4% of the 108 µs" in near
-    assert "cannot move the whole call" in near
-    far = verdicts.products_against_floor(scoped(
+        {"attn_q_k": 15.5, "attn_att_v": 12.6}), 12.5, 108.0)
+    assert near["q_k_einsum_over_floor"] == pytest.approx(16.2 / 12.5)
+    assert near["under_floor"] == 1.0  # 12.4 µs: under its floor
+    assert near["left_us"] == pytest.approx(3.7 + 0.0)
+    assert near["left_share"] == pytest.approx(3.7 / 108)
+    far = verdicts.product_numbers(scoped(
         {"attn_q_k": 40.0, "attn_att_v": 30.0},
-        {"attn_q_k": 40.0, "attn_att_v": 30.0}), 12.5, 108.0, GPU)
-    assert "L2 cache" not in far and "would show in the whole call" in far
-    assert "at most 45 µs" in far
-    at = verdicts.products_against_floor(scoped(
+        {"attn_q_k": 40.0, "attn_att_v": 30.0}), 12.5, 108.0)
+    assert far["under_floor"] == 0.0 and far["left_share"] > 0.1
+    at = verdicts.product_numbers(scoped(
         {"attn_q_k": 12.0, "attn_att_v": 12.0},
-        {"attn_q_k": 12.4, "attn_att_v": 12.1}), 12.5, 108.0, GPU)
-    assert "no way of writing them can make them faster" in at
+        {"attn_q_k": 12.4, "attn_att_v": 12.1}), 12.5, 108.0)
+    assert at["left_us"] == 0.0
 
 
 def test_memsets_are_told_from_kernels_by_op():
@@ -174,10 +163,9 @@ def test_memsets_are_told_from_kernels_by_op():
 
 
 def test_a_calls_device_events_are_split_into_kernels_and_memsets():
-    with_memset = verdicts.execution_mode(calls(1, 1), GPU, 0.1)
-    assert "each call ran 10 device events, 9 kernels and 1 memset" \
-        in with_memset
-    assert "each call ran 10 kernels," in verdicts.execution_mode(
-        calls(1, 1), GPU)
-    assert "8 kernels and 2 memsets" in verdicts.execution_mode(
-        calls(1, 1), GPU, 0.2)
+    def split(share):
+        ran = verdicts.call_numbers(walls(240, 240), calls(1, 1), share)
+        return ran["events"], ran["kernels"], ran["memsets"]
+    assert split(0.1) == (10, 9, 1)
+    assert split(None) == (10, 10, 0)
+    assert split(0.2) == (10, 8, 2)

@@ -1,4 +1,5 @@
-"""Chapter 4's sentences about its data, computed from that data.
+"""The numbers chapter 4's written paragraphs quote, and the verdicts its
+claims turn on.
 
 The attention block's two versions are compared on the reference GPU by
 the device's clock: each call's kernels, first start to last end,
@@ -11,8 +12,8 @@ the share of its kernels that ran inside a CUDA graph.
 
 A verdict names the faster version (`named_verdict`) only when the rank
 test finds a difference and the interval of the ratio of medians leaves
-out 1; the two scoped products are set against their floor
-(`products_against_floor`).
+out 1 (`call_numbers`); the two scoped products are set against their
+floor (`product_numbers`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import pandas as pd
 from helpers.measuring import stats
 
 NO_CLEAR = "no clear difference"  # the ranks differ, the medians may not
-WITHIN_FLOOR = 1.05  # a time this close to its floor is at the floor
 
 
 def interval(low: float, high: float) -> str:
@@ -115,40 +115,6 @@ def device_calls(data: dict[str, Any], fixture: pd.DataFrame | None
     return fixture
 
 
-def whole_call(data: dict[str, Any], calls: pd.DataFrame | None,
-               gpu: str) -> str | None:
-    """Which version the whole call favours by device time, and by the
-    wall clock, and how much of a call is the device's."""
-    if calls is None:
-        return None
-    span = {v: calls.loc[calls["version"] == v, "span_us"].to_numpy()
-            for v in ("einsum", "matmul")}
-    by_device = stats.compare(span["einsum"], span["matmul"])
-    wall = {v: data["wall"][v]["times"] for v in ("einsum", "matmul")}
-    by_wall = stats.compare(wall["einsum"], wall["matmul"])
-    share = by_device.median_a / (by_wall.median_a * 1e6)
-    low, high = by_device.ratio_ci
-    text = (f"On the {gpu}, by device time (each call's kernels, first "
-            f"start to last end), einsum took {by_device.median_a:.4g} µs "
-            f"and matmul {by_device.median_b:.4g} µs a call: "
-            f"{_said(by_device)} (ratio {by_device.ratio:.3f}, "
-            f"95% interval {interval(low, high)}). By the wall clock, "
-            f"{by_wall.median_a * 1e6:.4g} and {by_wall.median_b * 1e6:.4g} "
-            f"µs: {_said(by_wall)}.")
-    if share < 0.9:
-        text += (f" The device's part is {share:.0%} of a call; the rest, "
-                 "the host's, is paid by both versions alike and only "
-                 "dilutes the difference, so the device's clock decides.")
-    if named_verdict(by_device) != named_verdict(by_wall):
-        text += " The two clocks disagree; the device's is the one of record."
-    return text
-
-
-def _said(result: stats.Comparison) -> str:
-    """`named_verdict` in a sentence: 'matmul is faster'."""
-    return named_verdict(result).replace(" faster", " is faster")
-
-
 def memsets_by_op(events: pd.DataFrame) -> dict[str, float]:
     """The share of each HLO op's device events that are memsets (a
     memset event is named ``Memset ...``, a kernel after its kernel), from
@@ -157,103 +123,57 @@ def memsets_by_op(events: pd.DataFrame) -> dict[str, float]:
     return memset.groupby(events["hlo_op"]).mean().to_dict()
 
 
-def execution_mode(calls: pd.DataFrame | None, gpu: str,
-                   memset_share: float | None = None) -> str | None:
-    """How the profiled calls ran: how many device events each, and
-    inside CUDA graphs or kernel by kernel, by the profile's own events;
-    ``memset_share`` (the share of its device events that are memsets)
-    splits the events into kernels and memsets."""
-    if calls is None:
-        return None
-    share = float(calls["in_graph"].mean())
-    events = round(float(calls["kernels"].median()))
-    if share > 0.99:
-        how = ("every kernel ran inside a CUDA graph, one graph launch a "
-               "call, as the block runs unprofiled")
-    elif share < 0.01:
-        how = "every kernel was launched on its own, outside any CUDA graph"
-    else:
-        how = f"{share:.0%} of the kernels ran inside a CUDA graph"
-    memsets = round(events * memset_share) if memset_share else 0
-    ran = (f"{events} device events, {events - memsets} kernels and "
-           f"{memsets} memset{'s' if memsets > 1 else ''}" if memsets
-           else f"{events} kernels")
-    return (f"The profile names its execution mode: on the {gpu}, each "
-            f"call ran {ran}, and {how}.")
-
-
-def product_bound(compute_s: float, memory_s: float) -> str:
-    """What bounds one scoped product, from its two floors: the time of
-    its arithmetic at the matmul rate, and of its bytes at the copy
-    bandwidth (seconds)."""
-    if memory_s >= compute_s:
-        return (f"Moving its bytes takes {memory_s / compute_s:.1f} times "
-                "as long as its arithmetic: each product is bound by "
-                "memory, and the fewest bytes it must move are the same "
-                "however it is written.")
-    return (f"Its arithmetic takes {compute_s / memory_s:.1f} times as "
-            "long as moving its bytes: each product is bound by its "
-            "arithmetic, and the kernel's use of the tensor cores decides.")
-
-
 PRODUCTS = {"attn_q_k": "the scores product (`attn_q_k`)",
             "attn_att_v": "the weighted values (`attn_att_v`)"}
 
 
-def products_against_floor(kernels: pd.DataFrame, floor_us: float,
-                           call_us: float, gpu: str) -> str:
-    """The two scoped products' measured times against their floor.
+# --- the numbers the chapter's written paragraphs quote ---------------------
 
-    Args:
-        kernels: one row per kernel (``version``, ``call``, ``scope``,
-            ``dur_us``), as `attention.profile_calls` returns.
-        floor_us: one product's floor (both have the same one), µs.
-        call_us: a whole call's kernel time, µs.
-        gpu: the device's name.
-    """
+def call_numbers(data: dict[str, Any], calls: pd.DataFrame,
+                 memset_share: float | None) -> dict[str, Any]:
+    """How the profiled calls ran and which version the whole call
+    favours: device events, kernels and memsets a call, the share of
+    kernels inside a CUDA graph, each version's median by device time
+    and by the wall clock, the ratio einsum / matmul with its interval,
+    each clock's named verdict (`named_verdict`), and the device's share
+    of a call."""
+    span = {v: calls.loc[calls["version"] == v, "span_us"].to_numpy()
+            for v in ("einsum", "matmul")}
+    by_device = stats.compare(span["einsum"], span["matmul"])
+    wall = {v: data["wall"][v]["times"] for v in ("einsum", "matmul")}
+    by_wall = stats.compare(wall["einsum"], wall["matmul"])
+    events = round(float(calls["kernels"].median()))
+    memsets = round(events * memset_share) if memset_share else 0
+    low, high = by_device.ratio_ci
+    return {"events": events, "kernels": events - memsets,
+            "memsets": memsets, "graph_share": float(calls["in_graph"].mean()),
+            "einsum_us": by_device.median_a, "matmul_us": by_device.median_b,
+            "ratio": by_device.ratio, "ratio_low": low, "ratio_high": high,
+            "device_verdict": named_verdict(by_device),
+            "einsum_wall_us": by_wall.median_a * 1e6,
+            "matmul_wall_us": by_wall.median_b * 1e6,
+            "wall_verdict": named_verdict(by_wall),
+            "device_share": by_device.median_a / (by_wall.median_a * 1e6)}
+
+
+def product_numbers(kernels: pd.DataFrame, floor_us: float,
+                    call_us: float) -> dict[str, float]:
+    """The two scoped products against their floor: each one's median a
+    call in each spelling (``q_k_einsum_us`` ... ``att_v_matmul_us``),
+    over the floor (``*_over_floor``), and what they spend above it
+    together in the worse spelling (``left_us``), as a share of a call's
+    kernels (``left_share``): all that rewriting them could win."""
     medians = (kernels.groupby(["scope", "version", "call"])["dur_us"].sum()
                .groupby(["scope", "version"]).median())
-    parts = [f"{label} took a median {medians[scope, 'einsum']:.3g} µs a "
-             f"call written with einsum "
-             f"({_against(medians[scope, 'einsum'], floor_us)}) and "
-             f"{medians[scope, 'matmul']:.3g} µs with matmul "
-             f"({_against(medians[scope, 'matmul'], floor_us)})"
-             for scope, label in PRODUCTS.items()]
-    text = (f"Against that floor, {floor_us:.3g} µs, by the device's clock "
-            f"on the {gpu}: {'; '.join(parts)}.")
-    if (medians < floor_us).any():
-        text += (" No kernel beats its floor for real: the floor counts "
-                 "every byte as crossing the GPU's memory at the copy "
-                 "rate, and some of what a kernel reads may still be in "
-                 "the L2 cache, written there by the kernel just before.")
-    return text + _what_is_left(medians, floor_us, call_us)
-
-
-def _against(median_us: float, floor_us: float) -> str:
-    ratio = median_us / floor_us
-    if ratio < 1:
-        return "under the floor"
-    if ratio < WITHIN_FLOOR:
-        return "at the floor"
-    return f"{ratio:.2f} times the floor"
-
-
-def _what_is_left(medians: pd.Series, floor_us: float,
-                  call_us: float) -> str:
-    """How much of a call the products spend above their floor, in the
-    worse spelling: all that rewriting them could win."""
-    excess = max(sum(max(0.0, medians[scope, version] - floor_us)
-                     for scope in PRODUCTS)
-                 for version in ("einsum", "matmul"))
-    if excess == 0:
-        return (" In both spellings both products run at or under their "
-                "floor: no way of writing them can make them faster.")
-    share = excess / call_us
-    text = (f" Together the two products spend at most {excess:.2g} µs a "
-            f"call above their floor, in either spelling: {share:.1%} of "
-            f"the {call_us:.3g} µs of a call's kernels.")
-    if share < 0.1:
-        return text + (" That is all any way of writing them could win, so "
-                       "the source's question cannot move the whole call "
-                       "by more.")
-    return text + " A better kernel for them would show in the whole call."
+    numbers: dict[str, float] = {}
+    for scope, short in (("attn_q_k", "q_k"), ("attn_att_v", "att_v")):
+        for version in ("einsum", "matmul"):
+            numbers[f"{short}_{version}_us"] = medians[scope, version]
+            numbers[f"{short}_{version}_over_floor"] = (medians[scope, version]
+                                                        / floor_us)
+    left = max(sum(max(0.0, medians[scope, version] - floor_us)
+                   for scope in PRODUCTS)
+               for version in ("einsum", "matmul"))
+    numbers.update(left_us=left, left_share=left / call_us,
+                   under_floor=float((medians < floor_us).any()))
+    return numbers
