@@ -20,11 +20,14 @@ class ClaimContradicted(AssertionError):
 
 def check(result: Any, claim: str, holds: bool) -> None:
     """Fail the page's build when ``result`` (a
-    `helpers.measuring.results.Result`) is a GPU's measurement and the
-    sentence ``claim`` does not hold on it.
+    `helpers.measuring.results.Result`, or a tuple of them for a sentence
+    that compares recordings) is a GPU's measurement and the sentence
+    ``claim`` does not hold on it.
 
     Args:
-        result: the recording the sentence quotes.
+        result: the recording the sentence quotes (all of them, where it
+            quotes several: a dry run's stands in for one, and then the
+            claim is not checked).
         claim: the sentence's claim, in words, for the error.
         holds: whether the data support it.
 
@@ -35,11 +38,16 @@ def check(result: Any, claim: str, holds: bool) -> None:
         >>> from helpers.measuring.results import Result
         >>> check(Result("x", "dry run", {}, None), "2 > 3", 2 > 3)
         >>> check(Result("x", "recorded", {}, {}), "2 < 3", 2 < 3)
+        >>> check((Result("x", "recorded", {}, {}),
+        ...        Result("y", "dry run", {}, None)), "2 > 3", 2 > 3)
     """
     if not isinstance(claim, str) or not claim:
         raise ValueError("check needs the claim in words, as the page "
                          "states it.")
-    if getattr(result, "measured_on_a_gpu", False) and not holds:
+    quoted = result if isinstance(result, tuple) else (result,)
+    on_gpus = all(getattr(r, "measured_on_a_gpu", False) for r in quoted)
+    if on_gpus and not holds:
+        names = ", ".join(getattr(r, "name", "?") for r in quoted)
         raise ClaimContradicted(
-            f"the page says {claim!r}, and {getattr(result, 'name', 'its')}"
-            " recording no longer supports it: rewrite the sentence.")
+            f"the page says {claim!r}, and the recording ({names}) no "
+            "longer supports it: rewrite the sentence.")

@@ -88,7 +88,8 @@ def wall_device_numbers(data: dict[str, Any]) -> dict[str, float]:
     (``agreement``; the chapter's goal is within `AGREEMENT` of 1)."""
     rows = recording.profile_rows(data)
     tiny, large = rows.iloc[0], rows.iloc[-1]
-    xprof = float(large.get("xprof_kernel_us", float("nan")))
+    xprof = large.get("xprof_kernel_us")
+    xprof = float("nan") if xprof is None else float(xprof)  # no XProf
     return {"tiny_elements": tiny["elements"],
             "tiny_kernel_us": tiny["kernel_us"],
             "tiny_wall_us": tiny["wall_us"],
