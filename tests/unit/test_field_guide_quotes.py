@@ -1,91 +1,79 @@
-"""The field guide quotes chapter 3's recorded pair for each loop section:
-the pattern as users wrote it against the section's own fix."""
+"""The numbers the field guide quotes from the other chapters' H100
+recordings: chapter 3's pair for each loop section (the pattern as users
+wrote it against the section's own fix), chapter 2's product and types,
+chapter 5's precisions."""
 
 import pytest
 
 import first_visit
 from helpers.workbook.ch10_field_guide import guide
 
-GPU = "H100"  # as prose.glue_reference names it
-
-
 def variants():
     return first_visit.load("03_launches/variants")["data"]
 
 
 def test_the_round_trip_section_quotes_traced_against_static_bound():
-    text = guide.loop_pair_on_gpu(variants(), GPU, "while, traced bound",
-                                  "while, static bound")
+    pair = guide.loop_pair_numbers(variants(), "while, traced bound",
+                                   "while, static bound")
     # 18.6 and 6.16 µs a step in the first recording: about 3 times
-    assert "*while, traced bound* took 18.6 µs a step" in text
-    assert "*while, static bound* 6.16 µs, 3.02 times less" in text
+    assert pair["slow_us"] == pytest.approx(18.6, abs=0.05)
+    assert pair["fast_us"] == pytest.approx(6.16, abs=0.005)
+    assert pair["ratio"] == pytest.approx(3.02, abs=0.005)
 
 
-def test_a_fix_that_made_the_loop_slower_is_said_so():
-    text = guide.loop_pair_on_gpu(variants(), GPU, "scan, split per step",
-                                  "scan, noise outside")
+def test_a_fix_that_made_the_loop_slower_shows_as_a_ratio_under_1():
+    pair = guide.loop_pair_numbers(variants(), "scan, split per step",
+                                   "scan, noise outside")
     # 6.36 and 12.8 µs a step in the first recording
-    assert "12.8 µs, 2.01 times more: there the fix made the loop slower" \
-        in text
+    assert pair["ratio"] == pytest.approx(6.36 / 12.8, abs=0.01)
 
 
 def test_a_variant_the_recording_lacks_is_named():
     with pytest.raises(KeyError, match="no variant \\['made up'\\]"):
-        guide.loop_pair_on_gpu(variants(), GPU, "made up",
-                               "while, static bound")
+        guide.loop_pair_numbers(variants(), "made up", "while, static bound")
 
 
-@pytest.mark.parametrize("load, clock", [
-    (first_visit.load, "by the wall clock, so these are lower bounds"),
-    (None, "(by device time)"),
-])
-def test_the_product_section_reads_chapter_2_by_its_clock(load, clock):
+@pytest.mark.parametrize("load", [first_visit.load, None])
+def test_the_product_section_reads_chapter_2_by_its_clock(load):
     from helpers.measuring import recorded
     from helpers.workbook.ch01_measuring import recording
     from helpers.workbook.ch02_fusion import verdicts as fusion_verdicts
     load = load or (lambda name: recorded.load(name))
     fixes = load("02_fusion/fixes")["data"]
     copy = recording.copy_rates(load("01_measuring/summary")["data"]).device
-    text = guide.product_on_gpu(fixes, GPU, copy)
-    assert clock in text
+    product = guide.product_numbers(fixes, copy)
     # the same share chapter 2 computes for the same row
     rows = fusion_verdicts.table(fixes, copy)
-    plain = rows[(rows["K"] == 25) & (rows["dtype"] == "float32")
-                 & (rows["version"] == "a @ b")]["achieved"].iloc[0]
-    assert (f"at {fusion_verdicts.percent(plain)} of the copy bandwidth"
-            in text)
+    at = rows[(rows["K"] == 25) & (rows["dtype"] == "float32")]
+    plain = at[at["version"] == "a @ b"]["achieved"].iloc[0]
+    assert product["plain_share"] == plain
+    assert product["best_share"] == at["achieved"].max()
 
 
-def test_the_launches_section_quotes_the_triton_kernel_it_uses():
+def test_the_launches_section_quotes_both_one_kernel_backends():
     goals = first_visit.load("03_launches/goals")["data"]
-    text = guide.triton_loop_on_gpu(goals, variants(), GPU)
-    # 1.73 ms for 8000 steps of the Triton kernel in the first recording;
-    # the Mosaic GPU kernel's 1.98 ms is not the one the example runs
-    assert "as one Triton kernel, the backend this example uses, 0.216 µs" \
-        in text
-    assert "0.248" not in text
-    assert "*scan, softplus hoisted*) a step took 16.3 µs" in text
-    failed = dict(goals, one_chain_s={"gpu fused_scan, triton": "failed"})
-    assert guide.triton_loop_on_gpu(failed, variants(), GPU) is None
+    kernel = guide.one_kernel_numbers(goals, variants())
+    # 1.73 ms (Triton) and 1.98 ms (Mosaic GPU) for 8000 steps in the
+    # first recording
+    assert kernel["triton_us"] == pytest.approx(0.216, abs=0.001)
+    assert kernel["mosaic_us"] == pytest.approx(0.248, abs=0.001)
+    assert kernel["scan_us"] == pytest.approx(16.3, abs=0.05)
 
 
-def _sweep(ms32, ms64, device=True):
-    column = "device ms" if device else "ms"
+def _sweep(ms32, ms64):
     return {"rows": {"K": [25, 64, 25, 64],
                      "dtype": ["float32", "float32", "float64", "float64"],
                      "version": ["a @ b"] * 4,
-                     column: [9.0, ms32, 9.0, ms64]}}
+                     "device ms": [9.0, ms32, 9.0, ms64]}}
 
 
 def test_the_float64_section_reads_chapter_2_against_twice_the_bytes():
-    twice = guide.dtypes_on_gpu(_sweep(0.339, 0.672), GPU)
-    assert ("at K = 64, float64 took 0.672 ms and float32 0.339 ms of "
-            "device time, 1.98 times as long, as twice the bytes predict"
-            in twice)
-    less = guide.dtypes_on_gpu(_sweep(0.546, 0.945, device=False), GPU)
-    assert "by the wall clock, 1.73 times as long, against the 2 times" \
-        in less
-    assert "as twice the bytes predict" not in less
+    twice = guide.dtype_numbers(_sweep(0.339, 0.672))
+    assert twice["k"] == 64
+    assert twice["ratio"] == pytest.approx(0.672 / 0.339)
+    assert abs(twice["ratio"] / 2 - 1) <= 0.1
+    less = guide.dtype_numbers(_sweep(0.546, 0.945))
+    assert abs(less["ratio"] / 2 - 1) > 0.1
 
 
 def test_the_precision_section_quotes_errors_in_millionths():
@@ -95,11 +83,11 @@ def test_the_precision_section_quotes_errors_in_millionths():
                       "float32, default precision",
                       "float32, precision='highest'"],
         "rel error": [1e-4, 2.94e-4, 8.1e-7]}}
-    text = guide.precision_on_gpu(data, GPU)
-    assert "n = 8192 had a relative error of 294 millionths at the " \
-        "default precision and 0.81 with `precision='highest'`, 363 " \
-        "times less." in text
-    assert "e-0" not in text
+    errors = guide.precision_numbers(data)
+    assert errors["n"] == 8192
+    assert errors["default_millionths"] == pytest.approx(294)
+    assert errors["highest_millionths"] == pytest.approx(0.81)
+    assert errors["ratio"] == pytest.approx(2.94e-4 / 8.1e-7)
 
 
 def test_the_summary_names_patterns_as_the_report_does(monkeypatch):

@@ -177,105 +177,69 @@ def _per_step_us(variants_data: dict[str, Any], *names: str) -> list[Any]:
     return [per_step[name] for name in names]
 
 
-def loop_pair_on_gpu(variants_data: dict[str, Any], gpu: str, slow: str,
-                     fast: str) -> str:
+def loop_pair_numbers(variants_data: dict[str, Any], slow: str,
+                      fast: str) -> dict[str, float]:
     """Two of chapter 3's loop variants on the reference GPU (float32, µs
     a step by the wall clock over the whole loop): the pattern as users
-    wrote it, ``slow``, against the fix the section names, ``fast``."""
+    wrote it (``slow_us``) against the fix the section names
+    (``fast_us``), and how many times less the fix took (``ratio``)."""
     a, b = _per_step_us(variants_data, slow, fast)
-    change = (f"{a / b:.3g} times less" if b <= a else
-              f"{b / a:.3g} times more: there the fix made the loop slower")
-    return (f"Chapter 3 recorded the same pair on the {gpu}: *{slow}* took "
-            f"{a:.3g} µs a step and *{fast}* {b:.3g} µs, {change} (wall "
-            "clock over the whole loop, float32).")
+    return {"slow_us": a, "fast_us": b, "ratio": a / b}
 
 
-def triton_loop_on_gpu(goals_data: dict[str, Any],
-                       variants_data: dict[str, Any], gpu: str
-                       ) -> str | None:
-    """Chapter 3's loop on the reference GPU as a scan against one Triton
-    kernel, the backend the field guide's example asks for (float32, µs a
-    step by the wall clock over the whole loop); None when the recording
-    has no time for the Triton kernel."""
-    triton = goals_data["one_chain_s"].get("gpu fused_scan, triton")
-    if not isinstance(triton, (int, float)):
-        return None
-    kernel = triton / goals_data["steps"] * 1e6
+def one_kernel_numbers(goals_data: dict[str, Any],
+                       variants_data: dict[str, Any]) -> dict[str, float]:
+    """Chapter 3's loop on the reference GPU as a scan (``scan_us``)
+    against one kernel, with the Triton backend this guide's example asks
+    for (``triton_us``) and with Mosaic GPU, Pallas's default on Hopper
+    (``mosaic_us``): µs a step by the wall clock over the whole loop,
+    float32, and the scan's time over each."""
+    steps = goals_data["steps"]
+    one_chain = goals_data["one_chain_s"]
     (scan,) = _per_step_us(variants_data, "scan, softplus hoisted")
-    return (f"Chapter 3 recorded its own loop on the {gpu}: as a scan "
-            f"(*scan, softplus hoisted*) a step took {scan:.3g} µs, and as "
-            f"one Triton kernel, the backend this example uses, "
-            f"{kernel:.3g} µs, {scan / kernel:.3g} times less (wall clock "
-            "over the whole loop, float32).")
+    triton = one_chain["gpu fused_scan, triton"] / steps * 1e6
+    mosaic = one_chain["gpu fused_scan"] / steps * 1e6
+    return {"scan_us": scan, "triton_us": triton, "mosaic_us": mosaic,
+            "scan_over_triton": scan / triton,
+            "scan_over_mosaic": scan / mosaic}
 
 
-def dtypes_on_gpu(sweep_data: dict[str, Any], gpu: str) -> str:
+def dtype_numbers(sweep_data: dict[str, Any]) -> dict[str, float]:
     """Chapter 2's product `a @ b` at its largest K in float32 and in
-    float64 on the reference GPU, against the 2 times that twice the
-    bytes predict for a kernel at memory speed."""
-    from helpers.workbook.ch02_fusion import verdicts as fusion_verdicts
-
+    float64 on the reference GPU, by device time: each type's ms and
+    float64's over float32's (twice the bytes predict 2 for a kernel at
+    memory speed)."""
     rows = pd.DataFrame(sweep_data["rows"])
-    device = fusion_verdicts.by_device_clock(sweep_data)
     rows = rows[(rows["version"] == "a @ b") & (rows["K"] == rows["K"].max())]
-    ms = rows.set_index("dtype")["device ms" if device else "ms"]
-    ratio = ms["float64"] / ms["float32"]
-    reading = ("as twice the bytes predict for a kernel at memory speed"
-               if abs(ratio / 2 - 1) <= 0.1 else
-               "against the 2 times that twice the bytes predict for a "
-               "kernel at memory speed")
-    clock = "of device time" if device else "by the wall clock"
-    return (f"Chapter 2 recorded its product `a @ b` in both types on the "
-            f"{gpu}: at K = {rows['K'].iloc[0]}, float64 took "
-            f"{ms['float64']:.3g} ms and float32 {ms['float32']:.3g} ms "
-            f"{clock}, {ratio:.3g} times as long, {reading}.")
+    ms = rows.set_index("dtype")["device ms"]
+    return {"k": int(rows["K"].iloc[0]), "float64_ms": ms["float64"],
+            "float32_ms": ms["float32"],
+            "ratio": ms["float64"] / ms["float32"]}
 
 
-def product_on_gpu(fixes_data: dict[str, Any], gpu: str,
-                   copy_gbps: float) -> str:
+def product_numbers(fixes_data: dict[str, Any], copy_gbps: float
+                    ) -> dict[str, Any]:
     """Chapter 2's product at K = 25, float32, on the reference GPU: the
-    share of the copy bandwidth that `a @ b` and the best version reached,
-    by the recording's own clock (chapter 2's `verdicts.table`: a
-    device-time recording carries its own ceiling; a wall-clock one is
-    read against chapter 1's device-time ``copy_gbps``, a lower bound)."""
+    share of the copy bandwidth `a @ b` reached and its fusion, and the
+    same for the fastest of its versions, by device time."""
     from helpers.workbook.ch02_fusion import verdicts as fusion_verdicts
     rows = fusion_verdicts.table(fixes_data, copy_gbps)
-    at = rows[(rows["K"] == 25) & (rows["dtype"] == "float32")]
-    share = at["achieved"]
-    plain = at["version"] == "a @ b"
-    best = share.idxmax()
-    percent = fusion_verdicts.percent
-    clock = ("by device time" if fusion_verdicts.by_device_clock(fixes_data)
-             else "times by the wall clock, so these are lower bounds")
-    return (f"On the {gpu}, chapter 2 recorded `a @ b` at K = 25 (float32) "
-            f"fused as {at.loc[plain, 'fusions'].iloc[0]}, at "
-            f"{percent(share[plain].iloc[0])} of the copy bandwidth, "
-            f"and the fastest of its versions, *{at.loc[best, 'version']}* "
-            f"(fused as {at.loc[best, 'fusions'] or 'no fusion'}), at "
-            f"{percent(share[best])} ({clock}).")
+    at = rows[(rows["K"] == 25) & (rows["dtype"] == "float32")].set_index(
+        "version")
+    best = at["achieved"].idxmax()
+    return {"plain_fusion": at.loc["a @ b", "fusions"],
+            "plain_share": at.loc["a @ b", "achieved"], "best": best,
+            "best_fusion": at.loc[best, "fusions"] or "no fusion",
+            "best_share": at.loc[best, "achieved"]}
 
 
-
-def precision_on_gpu(claims_data: dict[str, Any], gpu: str) -> str:
+def precision_numbers(claims_data: dict[str, Any]) -> dict[str, float]:
     """Chapter 5's relative error of a float32 product at the default
-    precision and at 'highest', at its largest size, on the reference
-    GPU."""
+    precision and at 'highest', at its largest size, on the reference GPU,
+    in millionths."""
     table = pd.DataFrame(claims_data["precision"])
     big = table[table["n"] == table["n"].max()].set_index("precision")
     default = big.loc["float32, default precision", "rel error"]
     highest = big.loc["float32, precision='highest'", "rel error"]
-    return (f"In chapter 5's recording on the {gpu}, a float32 product of "
-            f"n = {table['n'].max()} had a relative error of "
-            f"{_millionths(default)} millionths at the default precision "
-            f"and {_millionths(highest)} with `precision='highest'`, "
-            f"{default / highest:.0f} times less.")
-
-
-def _millionths(error: float) -> str:
-    """A relative error in millionths, without an exponent.
-
-    Example:
-        >>> _millionths(2.9e-4), _millionths(8.1e-7)
-        ('290', '0.81')
-    """
-    return f"{error * 1e6:.2g}" if error < 1e-4 else f"{error * 1e6:.0f}"
+    return {"n": int(table["n"].max()), "default_millionths": default * 1e6,
+            "highest_millionths": highest * 1e6, "ratio": default / highest}
