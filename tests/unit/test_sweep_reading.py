@@ -1,9 +1,9 @@
 """Chapter 2's reading of the sweep: the slowest K and the kernel that ran
-them, and CuPy against a @ b; the sentences follow the data."""
+them, and CuPy against a @ b; the numbers follow the data."""
 
 import pandas as pd
 
-from helpers.workbook.ch02_fusion import sweep_reading
+from helpers.workbook.ch02_fusion import numbers, sweep_reading
 
 GPU = "NVIDIA H100 80GB HBM3"
 TRITON = "kCustom (named kLoop) reduce"
@@ -26,20 +26,21 @@ def sweep(achieved, fusions, cupy_ms=None):
 def test_the_slowest_points_name_the_kernel_that_ran_them():
     rows = sweep((0.9, 0.7, 0.5, 0.95),
                  (TRITON, TRITON, "kInput reduce", TRITON))
-    text = sweep_reading.slowest(rows, GPU)
-    assert "were K = 35 (50%, XLA's own kInput emitter) and K = 25 " \
-        "(70%, a Triton fusion) in float32." in text
-    assert "The kind XLA's rule calls fast ran slowest here" in text
+    slowest = numbers.slowest(rows)
+    assert slowest["float32_points"] == (
+        "K = 35 (50%, XLA's own kInput emitter) and K = 25 (70%, a Triton "
+        "fusion)")
+    assert slowest["own_kinput_slowest"]
     triton_slowest = sweep(
         (0.9, 0.5, 0.7, 0.95), (TRITON, TRITON, "kInput reduce", TRITON))
-    assert "ran slowest here" not in sweep_reading.slowest(triton_slowest,
-                                                           GPU)
-    assert sweep_reading.slowest(rows.drop(columns="fusions"), GPU) is None
+    assert not numbers.slowest(triton_slowest)["own_kinput_slowest"]
+    assert sweep_reading.kernel_in_words("kLoop reduce") == \
+        "XLA's own kLoop emitter"
 
 
 def test_cupy_is_compared_with_a_matmul_over_the_sweep():
     rows = sweep((0.9,) * 4, (TRITON,) * 4, cupy_ms=(2.0, 5.0, 3.0, 30.0))
-    assert "took 2.0 to 30.0 times as long as `a @ b`" in \
-        sweep_reading.cupy_against_jax(rows, GPU)
-    assert sweep_reading.cupy_against_jax(sweep((0.9,) * 4, (TRITON,) * 4),
-                                          GPU) is None
+    slowest = numbers.slowest(rows)
+    assert (slowest["cupy_low"], slowest["cupy_high"]) == (2.0, 30.0)
+    none = numbers.slowest(sweep((0.9,) * 4, (TRITON,) * 4))
+    assert none["cupy_low"] is None
