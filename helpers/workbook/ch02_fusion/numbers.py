@@ -26,8 +26,8 @@ def cliff(rows: pd.DataFrame) -> dict[str, float]:
     cliff."""
     out = {}
     for dtype in DTYPES:
-        slow = verdicts._time(rows, 25, dtype)
-        fast = verdicts._time(rows, 35, dtype)
+        slow = verdicts.time_ms(rows, 25, dtype)
+        fast = verdicts.time_ms(rows, 35, dtype)
         if slow is None or fast is None:
             raise ValueError(f"the sweep has no a @ b at K = 25 and 35 in "
                              f"{dtype}: run the chapter's sweep.")

@@ -69,8 +69,10 @@ def table(data: dict[str, Any], copy_gbps: float | None = None
     return rows
 
 
-def _time(rows: pd.DataFrame, k: int, dtype: str, version: str = "a @ b"
-          ) -> float | None:
+def time_ms(rows: pd.DataFrame, k: int, dtype: str, version: str = "a @ b"
+            ) -> float | None:
+    """A table's time of record (ms) for ``version`` at ``k`` in
+    ``dtype``, or None where it has no such row."""
     hit = rows[(rows["K"] == k) & (rows["dtype"] == dtype)
                & (rows["version"] == version)]
     return None if hit.empty else float(hit["ms"].iloc[0])
