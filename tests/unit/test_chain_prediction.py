@@ -57,24 +57,18 @@ def test_unroll_launch_model_holds_until_launches_get_cheaper():
     assert predictions.unroll_by_launches(rows).tolist() == \
         pytest.approx([15.0, 7.5, 5.0, 3.75])
     assert predictions.unroll_worked(rows).value == pytest.approx(3.75e-6)
-    said = predictions.unroll_verdict(rows)
-    assert "within 25% at unroll 2 and 4" in said
-    assert "From unroll 8 on" in said and "0.94 against 3.75" in said
-    assert said.startswith("At unroll 8 a step took 0.94 µs, 0.25 times "
-                           "the predicted 3.75 µs: the prediction missed.")
+    said = predictions.unroll_numbers(rows, 5)
+    assert said["held"] == "2 and 4"
+    assert (said["cheaper_k"], said["cheaper_us"],
+            said["cheaper_predicted_us"]) == (8, 0.94, 3.75)
+    assert said["last_ratio"] == pytest.approx(0.94 / 3.75)
+    # the largest gain, 4 to 8, took the body from 4 to 6 kernels: past
+    # a minimum graph size of 5, not past one of 8
+    assert (said["gain_from"], said["gain_to"]) == (4, 8)
+    assert (said["body_before"], said["body_after"]) == (4.0, 6.0)
+    assert said["crossed_graph"] is True
+    assert predictions.unroll_numbers(rows, 8)["crossed_graph"] is False
+    assert predictions.unroll_numbers(rows, None)["crossed_graph"] is False
     steady = rows.assign(us_per_step=[15.0, 7.5, 5.0, 3.7])
-    said = predictions.unroll_verdict(steady)
-    assert said.endswith("unroll 2, 4 and 8.")
-    assert "0.99 times the predicted 3.75 µs: the prediction held." in said
-
-
-def test_the_one_chain_prediction_is_checked_against_the_kernel():
-    guess = predictions.one_chain(goals(), 160.0, 13)  # 130 of 200 ns
-    met = guess.held(150e-9)
-    assert "estimated 130 ns a step; the kernel took 150 ns, 1.15 times " \
-           "the estimate" in met
-    assert met.endswith("would meet its goal, held.")
-    assert guess.held(250e-9).endswith("would meet its goal, did not hold.")
-    slow = predictions.one_chain(goals(), 160.0, 30)  # 300 of 200 ns
-    assert slow.held(250e-9).endswith("would miss its goal, held.")
-    assert slow.held(180e-9).endswith("did not hold.")
+    said = predictions.unroll_numbers(steady, 5)
+    assert said["held"] == "2, 4 and 8" and said["cheaper_k"] is None

@@ -48,29 +48,34 @@ def test_the_graph_prediction_swaps_the_price_of_a_kernel():
     assert kernel_costs.graphs(table(), {}, MEASURED) is None
 
 
-@pytest.mark.parametrize("off, any_size, says", [
-    (14.0, 4.0, "Both predictions held"),
-    (30.0, 1.0, "Neither prediction held"),
-    (14.0, 1.0, "graphs off held and the one for graphs of any size "
-                "missed"),
+@pytest.mark.parametrize("off, any_size, held", [
+    (14.0, 4.0, (True, True)),
+    (30.0, 1.0, (False, False)),
+    (14.0, 1.0, (True, False)),
 ])
-def test_the_graph_prediction_held_or_not(off, any_size, says):
+def test_the_graph_prediction_held_or_not(off, any_size, held):
     guess = kernel_costs.graphs(table(), GRAPH_BODIES, MEASURED)
-    text = kernel_costs.graphs_held(guess, buffers(off, any_size))
-    assert says in text
-    assert f"*while, static bound* took {off:.3g} µs a step" in text
-    missing = {"default": buffers(off, any_size)["default"]}
-    assert kernel_costs.graphs_held(guess, missing) is None
+    numbers = kernel_costs.graph_numbers(guess, table(),
+                                         buffers(off, any_size))
+    assert numbers["off_loop"] == STATIC and numbers["any_loop"] == HOISTED
+    assert numbers["off_us"] == off and numbers["any_us"] == any_size
+    assert numbers["off_predicted_us"] == pytest.approx(15.0)
+    assert numbers["any_predicted_us"] == pytest.approx(3.6)
+    within = tuple(0.8 <= numbers[f"{s}_ratio"] <= 1.25
+                   for s in ("off", "any"))
+    assert within == held
 
 
-def test_the_repeated_default_is_the_same_or_not():
-    same = kernel_costs.repeat_spread(table(), buffers(15.0, 3.6, 6.3))
-    assert "differ by up to 5% a step (*while, static bound*: 6.3 µs " \
-           "in this run, 6 µs in the timing section's)" in same
-    assert "within the 10%" in same
-    apart = kernel_costs.repeat_spread(table(), buffers(15.0, 3.6, 8.0))
-    assert "up to 33%" in apart and "compare the settings within" in apart
-    assert kernel_costs.repeat_spread(table(), {}) is None
+def test_the_repeated_default_is_compared_with_the_timing_section():
+    guess = kernel_costs.graphs(table(), GRAPH_BODIES, MEASURED)
+    same = kernel_costs.graph_numbers(guess, table(),
+                                      buffers(15.0, 3.6, 6.3))
+    assert (same["rerun_loop"], same["rerun_us"], same["earlier_us"]) == \
+        (STATIC, 6.3, 6.0)
+    assert same["rerun_apart"] == pytest.approx(0.05)
+    apart = kernel_costs.graph_numbers(guess, table(),
+                                       buffers(15.0, 3.6, 8.0))
+    assert apart["rerun_apart"] == pytest.approx(1 / 3)
 
 
 def test_one_kernel_is_predicted_from_the_profile():
@@ -81,21 +86,11 @@ def test_one_kernel_is_predicted_from_the_profile():
     assert kernel_costs.one_kernel(table().iloc[:1]) is None
 
 
-@pytest.mark.parametrize("fused_us, fused_kernel_us, says", [
-    (0.2, 0.18, ["45 times faster", "held, by far", "fixed costs"]),
-    (2.5, 2.9, ["3.6 times faster", "3 times held.",
-                "about as long as in separate kernels"]),
-    (4.0, 3.8, ["2.25 times faster", "times missed.",
-                "took longer than in separate kernels"]),
-])
-def test_one_kernel_held_or_not(fused_us, fused_kernel_us, says):
-    data = table(fused_us=fused_us, fused_kernel_us=fused_kernel_us)
-    text = kernel_costs.one_kernel_held(
-        data, kernel_costs.one_kernel(data), "a GPU")
-    for part in says:
-        assert part in text
-    no_device = table(fused_us=fused_us, fused_kernel_us=None)
-    alone = kernel_costs.one_kernel_held(
-        no_device, kernel_costs.one_kernel(no_device), "a GPU")
-    assert "device's clock" not in alone
-    assert alone.endswith("missed.") == (fused_us > 3)
+@pytest.mark.parametrize("fused_us, fused_kernel_us", [
+    (0.2, 0.18), (2.5, 2.9), (4.0, 3.8)])
+def test_one_kernel_is_read_against_its_loop(fused_us, fused_kernel_us):
+    numbers = kernel_costs.one_kernel_numbers(
+        table(fused_us=fused_us, fused_kernel_us=fused_kernel_us))
+    assert numbers == pytest.approx({
+        "fused_us": fused_us, "faster": 9.0 / fused_us,
+        "fused_device_us": fused_kernel_us, "kernels_us": 3.0})

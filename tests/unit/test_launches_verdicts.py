@@ -1,4 +1,5 @@
-"""Chapter 3's computed sentences: each flips with the data behind it."""
+"""Chapter 3's numbers for its authored paragraphs: each read as the data
+say, and each flips with the data behind it."""
 
 import pandas as pd
 import pytest
@@ -36,33 +37,19 @@ def variants(times, kernels=None, in_graph=None):
 FIVE = {"while, static bound": 5.0, "scan, split per step": 5.0}
 
 
-def test_the_first_recording_tells_the_graph_story():
+def test_the_first_recording_reads_the_graph_numbers():
     table = verdicts.variants_table(
         first_visit.load("03_launches/variants")["data"])
-    text = verdicts.graph_story(table, COMPILED, 5, GPU)
-    assert "Fewer kernels, and yet slower" in text
-    assert "*scan, noise outside* and *scan, softplus hoisted*" in text
-    assert "12.5 µs a step, is the predicate's round trip" in \
-        verdicts.round_trip(table, GPU)
-
-
-def test_graphs_that_make_no_difference_are_said_to():
-    same = {"while, static bound": 6.0, "scan, split per step": 6.1,
-            "scan, noise outside": 6.2, "scan, softplus hoisted": 6.0}
-    table = verdicts.variants_table(variants(same, FIVE))
-    assert "made no difference" in verdicts.graph_story(
-        table, COMPILED, 5, GPU)
-
-
-def test_graphs_that_win_with_more_kernels_are_the_graphs_doing():
-    times = {"while, static bound": 6.0, "scan, split per step": 6.1,
-             "scan, noise outside": 13.0, "scan, softplus hoisted": 16.0}
-    more = {"scan, noise outside": 7.0, "scan, softplus hoisted": 7.0,
-            **FIVE}
-    text = verdicts.graph_story(verdicts.variants_table(
-        variants(times, more)), COMPILED, 5, GPU)
-    assert "The graphs made the difference" in text
-    assert "yet slower" not in text
+    numbers = verdicts.graph_numbers(table, COMPILED)
+    assert numbers["plain"] == ("scan, noise outside and "
+                                "scan, softplus hoisted")
+    # fewer kernels a step, and yet slower: the graphs made the difference
+    assert numbers["plain_kernels"] < numbers["graphed_kernels"]
+    assert numbers["plain_low_us"] > numbers["graphed_high_us"]
+    steps = verdicts.step_numbers(table)
+    assert steps["round_trip_us"] == pytest.approx(12.5, abs=0.05)
+    assert steps["round_trip_us"] == pytest.approx(
+        steps["traced_us"] - steps["static_us"])
 
 
 def test_a_measured_graph_share_outranks_the_compilation():
@@ -70,52 +57,42 @@ def test_a_measured_graph_share_outranks_the_compilation():
              "scan, noise outside": 6.0, "scan, softplus hoisted": 6.0}
     everywhere = {name: 1.0 for name in times}
     table = verdicts.variants_table(variants(times, FIVE, everywhere))
-    assert "every loop body ran as one CUDA graph" in \
-        verdicts.graph_story(table, COMPILED, 5, GPU)
+    numbers = verdicts.graph_numbers(table, COMPILED)
+    assert numbers["plain"] == "" and numbers["plain_low_us"] is None
+    assert numbers["graphed_low_us"] == 6.0
+    assert numbers["graphed_high_us"] == 6.1
 
 
-def test_the_round_trip_is_there_or_not():
+def test_the_round_trip_is_the_difference_of_the_two_while_loops():
     times = {"while, traced bound": 18.6, "while, static bound": 6.2,
              "fused_scan (one kernel)": 0.23}
-    table = verdicts.variants_table(variants(times))
-    assert "round trip to the host" in verdicts.round_trip(table, GPU)
-    times["while, traced bound"] = 6.3
-    table = verdicts.variants_table(variants(times))
-    assert "costs nothing measurable" in verdicts.round_trip(table, GPU)
+    steps = verdicts.step_numbers(verdicts.variants_table(variants(times)))
+    assert steps == pytest.approx({"traced_us": 18.6, "static_us": 6.2,
+                                   "round_trip_us": 12.4, "fused_us": 0.23})
+    del times["fused_scan (one kernel)"]
+    with pytest.raises(ValueError, match="lacks .* the fused kernel"):
+        verdicts.step_numbers(verdicts.variants_table(variants(times)))
 
 
-def unroll(times, per_step):
-    return [{"unroll": u, "us_per_step": t, "launches_per_step": k}
-            for u, t, k in zip((1, 2, 4, 8), times, per_step)]
-
-
-def test_unrolling_gains_where_the_body_becomes_a_graph_or_elsewhere():
-    first = first_visit.load("03_launches/unroll")["data"]
-    text = verdicts.unroll_story(first, "5", GPU)
-    assert "from unroll 4 to 8" in text and "the gain is the graph's" in text
-    own = unroll((16.0, 4.0, 3.5, 3.4), (3, 1.5, 1.0, 0.75))
-    text = verdicts.unroll_story(own, "5", GPU)
-    assert "from unroll 1 to 2" in text
-    assert "the gain is the unrolling's own" in text
-    assert "threshold" not in verdicts.unroll_story(
-        own, "(no CUDA plugin here)", GPU)
-
-
-def test_command_buffer_settings_are_faster_slower_or_the_same():
+def test_command_buffer_settings_read_as_ratios_to_the_default():
     first = first_visit.load("03_launches/command_buffers")["data"]
-    text = command_buffers.command_buffers_story(first, GPU)
-    assert ("With graphs off, *while, traced bound*, *while, static bound* "
-            "and *scan, softplus hoisted* ran slower (1.82, 3.49 and 1.26 "
-            "times the default's time).") in text
-    assert "*scan, softplus hoisted* ran faster (0.58 times the " in text
-    same = {setting: [{"variant": "scan", "dtype": "float32",
-                       "us_per_step": 10.0}]
-            for setting in ("default", "default + WHILE")}
-    assert "Adding WHILE, *scan* ran the same." in \
-        command_buffers.command_buffers_story(same, GPU)
+    ratios = command_buffers.setting_ratios(first)
+    assert "default" not in ratios
+    off = ratios["graphs off"]
+    assert [round(off[loop], 2) for loop in (
+        "while, traced bound", "while, static bound",
+        "scan, softplus hoisted")] == [1.82, 3.49, 1.26]
+    assert ratios["default + WHILE"]["scan, softplus hoisted"] == \
+        pytest.approx(0.58, abs=0.005)
+    row = [{"variant": "scan", "dtype": "float32", "us_per_step": 10.0}]
+    half = [{"variant": "scan", "dtype": "float32", "us_per_step": 5.0},
+            {"variant": "scan", "dtype": "float64", "us_per_step": 99.0}]
+    assert command_buffers.setting_ratios(
+        {"default": row, "default + WHILE": half}) == \
+        {"default + WHILE": {"scan": 0.5}}
 
 
-def goals(gpu_fused, cpu, device=None, trivial=0.000234):
+def goals(gpu_fused, cpu, device=None):
     data = {"steps": 8000, "chains": 10000,
             "one_chain_s": {"gpu fused_scan": gpu_fused,
                             "gpu fused_scan, triton": gpu_fused * 1.2,
@@ -123,48 +100,50 @@ def goals(gpu_fused, cpu, device=None, trivial=0.000234):
             "many_chains_s": {"gpu fused_scan": 0.1,
                               "gpu fused, 64 chains per program": 0.01,
                               "gpu fused, one chain per thread": 0.002,
-                              "cpu scan, softplus hoisted": cpu * 1000},
-            "trivial_fused_s": trivial}
+                              "cpu scan, softplus hoisted": cpu * 1000}}
     if device:
         data["device_s"] = device
     return data
 
 
 def test_one_chain_is_judged_on_the_best_kernel_by_its_clock():
-    first = first_visit.load("03_launches/goals")["data"]
-    text = verdicts.one_chain(first, GPU, host_part_us=155)
-    assert "(Triton)" in text  # the better of the two fused kernels
-    assert "by the wall clock a step" in text
-    assert "the goal (no slower than the CPU) is not met." in text
-    assert "155 µs" in text
-    met = verdicts.one_chain(goals(0.0015, 0.0017), GPU)
-    assert "0.88 times the 212 ns of the CPU's jitted scan: the goal (no " \
-        "slower than the CPU) is met." in met
-    by_device = goals(0.0020, 0.0017, device={
-        "gpu fused_scan": 0.0016, "gpu fused_scan, triton": 0.0018,
-        "trivial fused": 0.00004})
-    text = verdicts.one_chain(by_device, GPU)
-    assert "(Mosaic GPU)" in text and "by device time a step" in text
-    assert "takes 200 ns, 0.94 times the 212 ns" in text
-    assert "is met." in text and "it is 1.18 times the CPU's" in text
-    assert "5 ns a step by device time" in text
-    slower = verdicts.one_chain(goals(0.0020, 0.0017, device={
-        "gpu fused_scan": 0.0019}), GPU)
-    assert "1.12 times the 212 ns" in slower and "is not met." in slower
+    by_wall = verdicts.chain_numbers(goals(0.0015, 0.0017))
+    assert by_wall["clock"] == "wall" and by_wall["backend"] == "Mosaic GPU"
+    assert by_wall["one_ratio"] == pytest.approx(0.0015 / 0.0017)
+    assert by_wall["cpu_ns"] == pytest.approx(212.5)
+    assert by_wall["floor_ns"] is None
+    by_device = verdicts.chain_numbers(goals(0.0020, 0.0017, device={
+        "gpu fused_scan": 0.0019, "gpu fused_scan, triton": 0.0018,
+        "trivial fused": 0.00004}))
+    assert by_device["clock"] == "device"
+    assert by_device["backend"] == "Triton"  # the faster by device time
+    assert by_device["one_ns"] == pytest.approx(225.0)
+    assert by_device["one_ratio"] > 1  # the goal is missed by device time
+    assert by_device["wall_ratio"] == pytest.approx(0.0024 / 0.0017)
+    assert by_device["floor_ns"] == pytest.approx(5.0)
 
 
-def test_many_chains_goal_flips_at_fifty():
-    assert "goal of 50 is met" in verdicts.many_chains(
-        goals(0.002, 0.0017), GPU)
+def test_many_chains_against_the_cpu_and_vmap():
+    numbers = verdicts.chain_numbers(goals(0.002, 0.0017))
+    assert numbers["many_speedup"] == pytest.approx(1.7 / 0.002)
+    assert numbers["vmap_over_side"] == pytest.approx(50.0)
     slow = goals(0.002, 0.0017)
     slow["many_chains_s"]["cpu scan, softplus hoisted"] = 0.05
-    assert "goal of 50 is not met" in verdicts.many_chains(slow, GPU)
+    assert verdicts.chain_numbers(slow)["many_speedup"] == \
+        pytest.approx(25.0)
+    with pytest.raises(ValueError, match="no fused kernel's time"):
+        verdicts.chain_numbers({**slow, "one_chain_s": {}})
+    missing = goals(0.002, 0.0017)
+    del missing["one_chain_s"]["cpu scan, softplus hoisted"]
+    with pytest.raises(ValueError, match="no time for 'cpu scan"):
+        verdicts.chain_numbers(missing)
 
 
-@pytest.mark.parametrize("rows, says", [
+@pytest.mark.parametrize("rows, plain, all_at_1", [
     ({"default": [{"variant": "a", "body steps": 1,
-                   "body is a CUDA graph": True}]},
-     "every loop body as one CUDA graph"),
+                   "body is a CUDA graph": True}],
+      "minimum 1": [{"variant": "a", "body steps": 1,
+                     "body is a CUDA graph": True}]}, "", True),
     ({"default": [{"variant": "a", "body steps": 1,
                    "body is a CUDA graph": True},
                   {"variant": "b", "body steps": 3,
@@ -172,11 +151,13 @@ def test_many_chains_goal_flips_at_fifty():
       "minimum 1": [{"variant": "a", "body steps": 1,
                      "body is a CUDA graph": True},
                     {"variant": "b", "body steps": 1,
-                     "body is a CUDA graph": True}]},
-     "launches the steps of *b* (3 a body) one by one"),
+                     "body is a CUDA graph": False}]}, "b", False),
 ])
-def test_the_compiled_graphs_are_read_as_they_are(rows, says):
-    assert says in verdicts.graphs_compiled(rows, 5)
+def test_the_compiled_graphs_are_read_as_they_are(rows, plain, all_at_1):
+    split = verdicts.graph_split(rows)
+    assert split["graphs"] == "a"
+    assert split["plain"] == plain
+    assert split["all_at_1"] is all_at_1
 
 
 def test_the_first_recordings_variants_read_without_empty_columns():
@@ -189,46 +170,13 @@ def test_the_first_recordings_variants_read_without_empty_columns():
     assert "while, traced bound" in shown.index
 
 
-def test_adding_while_names_the_loops_it_helped_and_hurt():
-    text = command_buffers.command_buffers_story(
-        first_visit.load("03_launches/command_buffers")["data"], "a GPU")
-    assert ("do not say why *while, traced bound* and *while, static "
-            "bound* lost from WHILE") in text
-    rows = [{"variant": "v", "dtype": "float32", "us_per_step": 1.0}]
-    faster = [{"variant": "v", "dtype": "float32", "us_per_step": 0.5}]
-    same = command_buffers.command_buffers_story(
-        {"default": rows, "default + WHILE": faster}, "a GPU")
-    assert "do not say why" not in same  # nothing got slower: no lesson
-
-
-def test_one_chain_says_whether_the_host_part_could_flip_the_verdict():
-    data = first_visit.load("03_launches/goals")["data"]
-    flips = verdicts.one_chain(data, "a GPU", 154.764)
-    assert "takes 216 ns, 1.02 times the 212 ns" in flips
-    assert "is not met." in flips
-    assert "a step takes about 197 ns, 0.93 times the CPU's: the goal " \
-           "would be met, so only device time can settle it." in flips
-    clear = dict(data, one_chain_s={**data["one_chain_s"],
-                                    "gpu fused_scan, triton": 0.0030})
-    text = verdicts.one_chain(clear, "a GPU", 154.764)
-    assert "is not met." in text and "the goal is still not met." in text
-    fast = dict(data, one_chain_s={**data["one_chain_s"],
-                                   "gpu fused_scan, triton": 0.0015})
-    assert "the goal is met either way." in verdicts.one_chain(
-        fast, "a GPU", 154.764)
-
-
-def test_hoisting_says_when_it_slowed_a_step_and_why():
+def test_hoisting_says_whether_the_body_lost_its_graph():
     table = pd.DataFrame({
         "variant": ["scan, split per step", "scan, noise outside"],
         "dtype": ["float32", "float32"],
         "us_per_step GPU": [6.36, 12.8]})
     lost = {"scan, split per step": True, "scan, noise outside": False}
-    text = verdicts.hoisting(table, "GPU", lost)
-    assert "slower (6.36 → 12.8 µs): the smaller body lost its CUDA graph" \
-        in text
+    assert verdicts.hoist_numbers(table, lost) == {
+        "before_us": 6.36, "after_us": 12.8, "lost_graph": True}
     kept = {"scan, split per step": True, "scan, noise outside": True}
-    assert "time a hoist" in verdicts.hoisting(table, "GPU", kept)
-    faster = table.assign(**{"us_per_step GPU": [12.8, 6.36]})
-    assert "from 12.8 to 6.36" in verdicts.hoisting(faster, "GPU",
-                                                             lost)
+    assert verdicts.hoist_numbers(table, kept)["lost_graph"] is False

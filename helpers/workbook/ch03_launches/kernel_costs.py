@@ -9,15 +9,14 @@ variants_table` tables it:
   its kernels costs, launched one by one or inside a graph. Swap the way
   two loops are launched and each should take its own kernels at the
   other's price (``graphs``); the ``03_launches/command_buffers``
-  recording says whether it did (``graphs_held``).
+  recording says whether it did (``graph_numbers``).
 - One kernel: the profile splits a step into the time its kernels ran and
   the rest. One kernel for the whole loop removes the rest, so it should
   be faster by at least the step's time over its kernels' time
   (``one_kernel``); the same recording's fused loop says whether it was
-  (``one_kernel_held``).
+  (``one_kernel_numbers``).
 
-Every sentence is computed from the numbers, and the unit tests give each
-one opposite outcomes.
+The page writes the sentences and checks each claim against these numbers.
 """
 
 from __future__ import annotations
@@ -28,11 +27,7 @@ from typing import Any
 import pandas as pd
 
 from helpers.page import arithmetic
-from helpers.workbook.ch03_launches import verdicts
 
-# A prediction held when the measurement is within this range of it, as
-# for the unroll model (`predictions.unroll_verdict`).
-HELD = (0.8, 1.25)
 # The loop `fused_scan` runs in one kernel: the same step, launched.
 FUSED_LOOP = "scan, softplus hoisted"
 FUSED = "fused_scan (one kernel)"
@@ -105,72 +100,6 @@ def graphs(table: pd.DataFrame, graph_bodies: dict[str, bool],
     return GraphPrediction(graph[0], loose[0], off, size)
 
 
-def graphs_held(prediction: GraphPrediction,
-                data: dict[str, list[dict[str, Any]]]) -> str | None:
-    """Whether the graph prediction held, from a
-    ``03_launches/command_buffers`` recording; None when it lacks a
-    setting or loop the prediction is for."""
-    def us(setting: str, loop: str) -> float | None:
-        found = [r["us_per_step"] for r in data.get(setting, [])
-                 if r["variant"] == loop and r["dtype"] == "float32"]
-        return float(found[0]) if found else None
-
-    off = us(GRAPHS_OFF, prediction.graph_loop)
-    size = us(ANY_SIZE, prediction.loose_loop)
-    if off is None or size is None:
-        return None
-    want_off = prediction.graphs_off.value * 1e6
-    want_size = prediction.any_size.value * 1e6
-    held = [HELD[0] <= got / want <= HELD[1]
-            for got, want in ((off, want_off), (size, want_size))]
-    text = (f"With graphs off, *{prediction.graph_loop}* took {off:.3g} µs "
-            f"a step, {off / want_off:.2f} times the predicted "
-            f"{want_off:.3g} µs; with graphs of any size, "
-            f"*{prediction.loose_loop}* took {size:.3g} µs, "
-            f"{size / want_size:.2f} times the predicted {want_size:.3g} "
-            "µs. ")
-    if all(held):
-        return text + ("Both predictions held (within 25%): a kernel's "
-                       "price is set by how it is launched, one by one or "
-                       "inside a graph, not by the loop it belongs to.")
-    if not any(held):
-        return text + ("Neither prediction held (within 25%): how a kernel "
-                       "is launched does not alone set its price; these "
-                       "loops' kernels differ in more than that.")
-    return text + ("The prediction for graphs off "
-                   + ("held" if held[0] else "missed") + " and the one for "
-                   "graphs of any size " + ("held" if held[1] else "missed")
-                   + " (within 25%).")
-
-
-def repeat_spread(table: pd.DataFrame,
-                  data: dict[str, list[dict[str, Any]]]) -> str | None:
-    """How far the command-buffer recording's default setting, a run of
-    its own, is from the timing section's times for the same loops."""
-    rows = _rows(table)
-    default = {r["variant"]: float(r["us_per_step"])
-               for r in data.get("default", []) if r["dtype"] == "float32"
-               and r["variant"] in rows.index}
-    if not default:
-        return None
-    earlier = {n: float(rows.loc[n, "us_per_step GPU"]) for n in default}
-    apart = {n: abs(default[n] / earlier[n] - 1) for n in default}
-    worst = max(apart, key=lambda n: apart[n])
-    margin = verdicts.SAME - 1
-    text = (f"The default setting ran the timing section's loops again, in "
-            f"a run of its own: the two runs differ by up to "
-            f"{apart[worst]:.0%} a step (*{worst}*: {default[worst]:.3g} "
-            f"µs in this run, {earlier[worst]:.3g} µs in the timing "
-            "section's), ")
-    if apart[worst] <= margin:
-        return text + (f"within the {margin:.0%} this chapter counts as "
-                       "the same, so the prediction's numbers and these "
-                       "can be read side by side.")
-    return text + (f"more than the {margin:.0%} this chapter counts as the "
-                   "same, so compare the settings within this table rather "
-                   "than with the timing section's.")
-
-
 def one_kernel(table: pd.DataFrame) -> arithmetic.Worked | None:
     """How many times faster one kernel for the whole loop should be than
     the same loop launched kernel by kernel, at least: the step's wall
@@ -191,42 +120,50 @@ def one_kernel(table: pd.DataFrame) -> arithmetic.Worked | None:
         kernels=q(r"t_\text{kernels}", float(kernels) * 1e-6, "µs", 1e-6))
 
 
-def one_kernel_held(table: pd.DataFrame, speedup: arithmetic.Worked,
-                    gpu: str) -> str | None:
-    """Whether one kernel was at least ``speedup`` times faster than its
-    loop launched kernel by kernel, and, where it was far faster, what
-    that says about a small kernel's time."""
+def graph_numbers(prediction: GraphPrediction, table: pd.DataFrame,
+                  data: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The graph prediction against the ``03_launches/command_buffers``
+    recording, and how far that recording's default run is from the
+    timing section's (``table``): the loop furthest apart
+    (``rerun_loop``), its two times and their share apart; the loop the
+    prediction is for with graphs off (``off_loop``), its time, the
+    prediction and their ratio; the same with graphs of any size
+    (``any_*``)."""
     rows = _rows(table)
-    if FUSED not in rows.index or FUSED_LOOP not in rows.index:
-        return None
+    default = {r["variant"]: float(r["us_per_step"])
+               for r in data.get("default", []) if r["dtype"] == "float32"
+               and r["variant"] in rows.index}
+    earlier = {n: float(rows.loc[n, "us_per_step GPU"]) for n in default}
+    apart = {n: abs(default[n] / earlier[n] - 1) for n in default}
+    worst = max(apart, key=lambda n: apart[n])
+
+    def us(setting: str, loop: str) -> float:
+        return float(next(r["us_per_step"] for r in data[setting]
+                          if r["variant"] == loop
+                          and r["dtype"] == "float32"))
+
+    off = us(GRAPHS_OFF, prediction.graph_loop)
+    size = us(ANY_SIZE, prediction.loose_loop)
+    want_off = prediction.graphs_off.value * 1e6
+    want_size = prediction.any_size.value * 1e6
+    return {"rerun_loop": worst, "rerun_us": default[worst],
+            "earlier_us": earlier[worst], "rerun_apart": apart[worst],
+            "off_loop": prediction.graph_loop, "off_us": off,
+            "off_predicted_us": want_off, "off_ratio": off / want_off,
+            "any_loop": prediction.loose_loop, "any_us": size,
+            "any_predicted_us": want_size, "any_ratio": size / want_size}
+
+
+def one_kernel_numbers(table: pd.DataFrame) -> dict[str, float]:
+    """One kernel for the whole loop against its loop launched kernel by
+    kernel, in the same recording: the kernel's step by the wall clock
+    (``fused_us``), how many times faster (``faster``), and by the
+    device's clock the kernel's step (``fused_device_us``) against the
+    separate kernels' (``kernels_us``)."""
+    rows = _rows(table)
     fused = rows.loc[FUSED]
     step = float(rows.loc[FUSED_LOOP, "us_per_step GPU"])
-    kernels = float(rows.loc[FUSED_LOOP, "kernel_us_per_step"])
-    got = step / float(fused["us_per_step GPU"])
-    text = (f"On the {gpu}, in the same recording, one kernel took "
-            f"{fused['us_per_step GPU']:.3g} µs a step by the wall clock, "
-            f"{got:.3g} times faster than *{FUSED_LOOP}*: the prediction "
-            f"of at least {speedup.value:.3g} times "
-            + ("missed" if got < speedup.value else "held, by far"
-               if got >= 2 * speedup.value else "held") + ".")
-    device = fused["kernel_us_per_step"]
-    if device is None or device != device:
-        return text
-    text += (f" By the device's clock its step took {float(device):.3g} µs, "
-             f"where the loop's separate kernels ran {kernels:.3g} µs a "
-             "step")
-    if float(device) * 2 <= kernels:
-        return text + (": most of a small kernel's time is not the step's "
-                       "arithmetic but the kernel's fixed costs (starting, "
-                       "reading its inputs from memory, writing its "
-                       "result), which one kernel pays once for the whole "
-                       "loop.")
-    if float(device) <= kernels * verdicts.SAME:
-        return text + (": inside one kernel the step's work took about as "
-                       "long as in separate kernels, so what one kernel "
-                       "saved is the launches.")
-    return text + (": inside one kernel the step's work took longer than "
-                   "in separate kernels, which the launches it saved "
-                   "more than made up for." if got >= 1 else
-                   ": inside one kernel the step's work took longer than "
-                   "in separate kernels, more than the launches it saved.")
+    return {"fused_us": float(fused["us_per_step GPU"]),
+            "faster": step / float(fused["us_per_step GPU"]),
+            "fused_device_us": float(fused["kernel_us_per_step"]),
+            "kernels_us": float(rows.loc[FUSED_LOOP, "kernel_us_per_step"])}

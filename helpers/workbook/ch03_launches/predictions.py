@@ -7,8 +7,9 @@ no longer than a step of the CPU's jitted scan. The estimate: a step is a
 chain of dependent floating-point operations, and the fastest a dependent
 step can be inside one kernel is the recorded loop whose step is a single
 multiply-add. If each operation of the step waits about that long, the
-step takes their number times it. Once measured, `OneChainPrediction.held`
-says whether the prediction's verdict held.
+step takes their number times it. The chapter's page checks the verdict
+against the measurement (`helpers.workbook.ch03_launches.verdicts.
+chain_numbers`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from helpers.page import arithmetic, prose
 from helpers.pallas.triton import ir
 
 CPU_LOOP = "cpu scan, softplus hoisted"
+# A prediction held when the measurement over it is within this range.
+HELD = (0.8, 1.25)
 
 
 @dataclass(frozen=True)
@@ -45,20 +48,6 @@ class OneChainPrediction:
         return "\n\n".join([self.budget.markdown(), self.floor.markdown(),
                             self.estimate.markdown(),
                             f"On these numbers {verdict}."])
-
-    def held(self, step_s: float) -> str:
-        """Whether the prediction held, given the measured seconds a step
-        of the best fused kernel (``verdicts.best_fused`` over the steps).
-        """
-        predicted = self.estimate.value <= self.budget.value
-        met = step_s <= self.budget.value
-        estimate_ns = self.estimate.value * 1e9
-        return (f"The prediction above estimated {estimate_ns:.3g} ns a "
-                f"step; the kernel took {step_s * 1e9:.3g} ns, "
-                f"{step_s / self.estimate.value:.2f} times the estimate, so "
-                "its verdict, that one chain would "
-                + ("meet" if predicted else "miss") + " its goal, "
-                + ("held." if predicted == met else "did not hold."))
 
 
 def float_operations(operations: pd.Series) -> int:
@@ -163,32 +152,43 @@ def unroll_worked(rows: pd.DataFrame) -> arithmetic.Worked:
         n_1=q(f"n({k1})", float(first["launches_per_step"])))
 
 
-def unroll_verdict(rows: pd.DataFrame) -> str:
-    """Whether the launch model held at the largest factor (the worked
-    prediction), where it held within 25% and where the measured step fell
-    below half of it (launches that became cheaper than at unroll 1)."""
+def unroll_numbers(rows: pd.DataFrame, min_graph_size: int | None
+                   ) -> dict[str, Any]:
+    """The unroll sweep against the launch model (`unroll_by_launches`):
+    at the largest factor, the step (``last_us``), the prediction
+    (``last_predicted_us``) and their ratio; the factors where the model
+    held within 25% (``held``, as a list), the first where a step took
+    under half of it (``cheaper_k``, with its ``cheaper_us`` and
+    ``cheaper_predicted_us``); and the largest gain between two factors
+    (``gain_from``, ``gain_to``, the steps, ``gain``, the body's kernels
+    before and after) and whether the body crossed ``min_graph_size``
+    there (``crossed_graph``)."""
+    rows = rows.sort_values("unroll").reset_index(drop=True)
     predicted = unroll_by_launches(rows)
     ratio = rows["us_per_step"] / predicted
     last = rows["unroll"].idxmax()
-    headline = (f"At unroll {int(rows.loc[last, 'unroll'])} a step took "
-                f"{rows.loc[last, 'us_per_step']:.3g} µs, "
-                f"{ratio[last]:.2f} times the predicted "
-                f"{predicted[last]:.3g} µs: the prediction "
-                + ("held" if 0.8 <= ratio[last] <= 1.25 else "missed")
-                + ".")
     later = rows["unroll"] > rows["unroll"].min()
-    held = rows.loc[later & ratio.between(0.8, 1.25), "unroll"].tolist()
     cheaper = rows.loc[later & (ratio < 0.5)]
-    said = (f"{headline} The launch count predicted the time a step within "
-            f"25% at unroll {prose.and_list(held)}" if held else
-            f"{headline} The launch count predicted no unroll factor's time "
-            "within 25%")
-    if cheaper.empty:
-        return said + "."
-    k = int(cheaper["unroll"].iloc[0])
-    got = float(cheaper["us_per_step"].iloc[0])
-    want = float(predicted[cheaper.index[0]])
-    return (f"{said}. From unroll {k} on a step took less than half the "
-            f"prediction ({got:.3g} against {want:.3g} µs at unroll {k}): "
-            "the launches themselves became cheaper than at unroll "
-            f"{int(rows['unroll'].min())}.")
+    body = rows["launches_per_step"] * rows["unroll"]
+    drops = rows["us_per_step"].shift(1) / rows["us_per_step"]
+    at = int(drops.idxmax())
+    return {"last_k": int(rows.loc[last, "unroll"]),
+            "last_us": float(rows.loc[last, "us_per_step"]),
+            "last_predicted_us": float(predicted[last]),
+            "last_ratio": float(ratio[last]),
+            "held": prose.and_list(rows.loc[later & ratio.between(*HELD),
+                                            "unroll"].astype(int).tolist()),
+            "cheaper_k": int(cheaper["unroll"].iloc[0])
+            if len(cheaper) else None,
+            "cheaper_us": float(cheaper["us_per_step"].iloc[0])
+            if len(cheaper) else None,
+            "cheaper_predicted_us": float(predicted[cheaper.index[0]])
+            if len(cheaper) else None,
+            "gain_from": int(rows.loc[at - 1, "unroll"]),
+            "gain_to": int(rows.loc[at, "unroll"]),
+            "gain_from_us": float(rows.loc[at - 1, "us_per_step"]),
+            "gain_to_us": float(rows.loc[at, "us_per_step"]),
+            "gain": float(drops[at]),
+            "body_before": float(body[at - 1]), "body_after": float(body[at]),
+            "crossed_graph": min_graph_size is not None
+            and bool(body[at - 1] < min_graph_size <= body[at])}
