@@ -56,6 +56,19 @@ LINKS = pd.DataFrame([
 ], columns=["link", "bidirectional_GBps", "source"])
 LINKS["one_direction_GBps"] = LINKS["bidirectional_GBps"] / 2
 
+# What NCCL reaches on eight H100 SXM GPUs joined by NVSwitch, as NCCL's
+# maintainer gave it in NVIDIA/nccl-tests issue 212 (2024-05-06): bus
+# bandwidths at large sizes, in GB/s, with nccl-tests' definition of bus
+# bandwidth (`bus_bandwidth`). The ring loses about 20% of the 450 GB/s line
+# rate to its protocol; NVLink SHARP (NVLS), NCCL's default all-reduce on
+# NVSwitch, reduces in the switch, so its bus bandwidth can pass the line
+# rate.
+PUBLISHED_H100_ALL_REDUCE = pd.DataFrame([
+    ("ring", 370.0),
+    ("NVLink SHARP", 480.0),
+], columns=["algorithm", "bus_GBps"])
+PUBLISHED_SOURCE = "https://github.com/NVIDIA/nccl-tests/issues/212"
+
 
 def terms(collective: str, devices: int, algorithm: str = "ring"
           ) -> tuple[float, float]:
@@ -177,3 +190,38 @@ def worst_fit(table: pd.DataFrame) -> str:
             f"and {row['KiB']:g} KiB: {row['measured µs']:.0f} µs measured "
             f"against {row['model µs']:.0f} µs, "
             f"{row['measured / model']:.2f} times.")
+
+
+def bus_bandwidth(collective: str, n_bytes: float, devices: int,
+                  seconds: float) -> float:
+    """Bytes per second a collective's time stands for on each link, as
+    nccl-tests reports it ("busbw", NVIDIA/nccl-tests doc/PERFORMANCE.md).
+
+    It is the buffer over the time, times the bytes a ring moves per byte
+    (`terms`): 2 (p - 1) / p for an all-reduce, (p - 1) / p for an
+    all-gather or a reduce-scatter. That makes it the bandwidth at which
+    `predict`, with no latency, gives back ``seconds``, and it can be set
+    beside a link's one-direction peak whatever the device count.
+
+    Example:
+        >>> bus_bandwidth("all-reduce", 1e9, 8, 1.75)
+        1000000000.0
+    """
+    if seconds <= 0 or n_bytes < 0:
+        raise ValueError(f"need seconds > 0 and n_bytes >= 0; got "
+                         f"{seconds}, {n_bytes}.")
+    _, moved = terms(collective, devices)
+    return moved * n_bytes / seconds
+
+
+def at_bus_bandwidth(collective: str, n_bytes: float, devices: int,
+                     bus_bytes_per_s: float) -> float:
+    """Seconds a large collective takes at a published bus bandwidth: the
+    inverse of `bus_bandwidth`.
+
+    Example:
+        >>> at_bus_bandwidth("all-reduce", 1e9, 8, 1e9)
+        1.75
+    """
+    return predict(collective, n_bytes, devices, alpha_s=0,
+                   bytes_per_s=bus_bytes_per_s)

@@ -66,6 +66,10 @@ FLAGS: dict[str, tuple[str, str, str]] = {
     "--xla_gpu_enable_latency_hiding_scheduler": (
         "schedule to overlap asynchronous collectives with compute", "false",
         PERF_TIPS + " (as of jaxlib 0.4.18)"),
+    "--xla_gpu_enable_analytical_sol_latency_estimator": (
+        "estimate each operation's time for the latency hiding scheduler "
+        "from the GPU's speed of light; on an H100 it also runs the "
+        "scheduler while the scheduler's own flag is off", "", ""),
     "--xla_gpu_memory_limit_slop_factor": (
         "percentage of device memory the latency hiding scheduler plans "
         "for", "95", PERF_TIPS),

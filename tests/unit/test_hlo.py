@@ -226,6 +226,17 @@ def test_async_windows_count_the_kernels_scheduled_inside():
         hlo.AsyncWindow("ar", "all-reduce", 0)]
 
 
+def test_most_in_flight_counts_collectives_started_and_not_done():
+    # both all-reduces are outstanding between the second start and the
+    # first done
+    assert hlo.most_in_flight(OVERLAP_TEXT) == 2
+    one_at_a_time = OVERLAP_TEXT.replace(
+        "  %done1 = f32[4]{0} all-reduce-done(%first)\n", "").replace(
+        "  %second =", "  %done1 = f32[4]{0} all-reduce-done(%first)\n"
+                      "  %second =")
+    assert hlo.most_in_flight(one_at_a_time) == 1
+
+
 SHARD_MAP_PROGRAM = """
 import jax, jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P

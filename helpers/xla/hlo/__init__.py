@@ -20,7 +20,7 @@ here) or the compiled HLO text itself.
 
 from helpers.xla.hlo.collectives import (AsyncWindow, Collective,
                                          async_windows, collective_counts,
-                                         collectives)
+                                         collectives, most_in_flight)
 from helpers.xla.hlo.compare import (canonical_lines, changed_ops,
                                      program_diff)
 from helpers.xla.hlo.compiling import (Program, aliases, compile,
@@ -39,7 +39,8 @@ __all__ = ["Alias", "AsyncWindow", "Collective", "CustomCall", "Fusion",
            "changed_ops", "collective_counts", "collectives", "compile",
            "compiled_text",
            "custom_calls", "executed_count", "fusions", "kernel_count",
-           "kernels", "launch_summary", "matrix_products", "op_counts",
+           "kernels", "launch_summary", "matrix_products", "most_in_flight",
+           "op_counts",
            "source_products",
            "op_names", "parse", "program_diff", "reduction_kinds",
            "while_loops"]

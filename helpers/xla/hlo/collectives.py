@@ -136,6 +136,27 @@ def async_windows(fn: Program, *args: Any
     return windows
 
 
+def most_in_flight(fn: Program, *args: Any) -> int:
+    """The most asynchronous collectives of the entry computation that are
+    started and not yet done at one point of its schedule: how many
+    transfers the schedule lets run at once.
+
+    Args:
+        fn: a function (jitted here if needed), or compiled HLO text.
+        *args: example arguments when ``fn`` is a function.
+    """
+    outstanding: set[str] = set()
+    most = 0
+    for inst in module(fn, args).entry:
+        if inst.op.endswith("-start") and (
+                inst.op.removesuffix("-start") in _KINDS):
+            outstanding.add(inst.name)
+            most = max(most, len(outstanding))
+        elif inst.op.endswith("-done") and inst.operands:
+            outstanding.discard(inst.operands[0])
+    return most
+
+
 def _collective(inst: Instruction) -> Collective:
     return Collective(
         name=inst.name, kind=inst.op.removesuffix("-start"),
