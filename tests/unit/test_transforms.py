@@ -133,7 +133,8 @@ def test_api_status_names_a_replacement_for_each_old_api():
 def measured():
     return claims.measure({"width": 16, "batches": (2, 4),
                            "lengths": (2, 8), "remat": (16, 32, 8),
-                           "forward": (16, 8), "matmuls": (32,)})
+                           "forward": (16, 8), "matmuls": (32,),
+                           "mfu": ((16, 8),)})
 
 
 @pytest.mark.slow

@@ -14,23 +14,28 @@ import numpy as np
 import pandas as pd
 
 from helpers.page.tables import number
-from helpers.workbook.ch05_transformations import steps, transforms
+from helpers.workbook.ch05_transformations import (steps, transforms,
+                                                   utilisation)
 
 CPU_SIZES = {"width": 64, "batches": (4, 16, 64), "lengths": (8, 32, 128),
              "remat": (256, 1024, 256), "forward": (256, 64),
-             "matmuls": (128, 512)}
+             "matmuls": (128, 512), "mfu": ((64, 128), (256, 256))}
 # On a GPU the largest batch and the longest scan are 128: the loop inside
 # jit and the unrolled loop compile one body per example or step, and at
 # 128 each claim's verdict is already decided (vmap's and the loops' ratios
 # are tens of times; the unrolled loop's compile time several times the
 # scan's). The bf16 verdict needs n = 8192, and chapter 6 reads n = 4096.
+# The step's utilisation is read at the chapter's own size (width 512,
+# batch 128) and at a width and batch of 8192, where the products' work
+# (6.6 TFLOP a step) dwarfs the launches.
 GPU_SIZES = {"width": 512, "batches": (16, 64, 128),
              "lengths": (16, 64, 128), "remat": (1024, 4096, 4096),
-             "forward": (1024, 1024), "matmuls": (1024, 4096, 8192)}
+             "forward": (1024, 1024), "matmuls": (1024, 4096, 8192),
+             "mfu": ((512, 128), (8192, 8192))}
 # The sizes the H100 measured at until 2026-11-26: a recording without a
 # ``sizes`` key (the first, of 2026-11-23) ran at these.
-FIRST_GPU_SIZES = {**GPU_SIZES, "batches": (16, 64, 256),
-                   "lengths": (16, 64, 256)}
+FIRST_GPU_SIZES = {**{k: v for k, v in GPU_SIZES.items() if k != "mfu"},
+                   "batches": (16, 64, 256), "lengths": (16, 64, 256)}
 EXPECTED_RETRACES = [True, False, True, True, True, False, False]
 # The H100 SXM5's peak rates in FLOP/s without sparsity, from NVIDIA's
 # H100 whitepaper (2022): the chapter's prediction, not a measurement.
@@ -106,6 +111,8 @@ def measure(sizes: dict[str, Any]) -> dict[str, Any]:
         .to_dict("list"),
         "precision": steps.precision_table(sizes["matmuls"])
         .to_dict("list"),
+        "mfu": utilisation.mfu_table(
+            tuple(map(tuple, sizes["mfu"]))).to_dict("list"),
     }
 
 
@@ -122,12 +129,15 @@ def sizes_in_words(sizes: dict[str, Any]) -> str:
 
     width, hidden, batch = sizes["remat"]
     forward_width, forward_batch = sizes["forward"]
+    steps_ = [f"{w} x {b}" for w, b in sizes.get("mfu", ())]
     return (f"width {sizes['width']}; vmap batches "
             f"{prose.and_list(sizes['batches'])}; scan lengths "
             f"{prose.and_list(sizes['lengths'])}; remat width {width}, "
             f"hidden {hidden}, batch {batch}; forward width "
             f"{forward_width}, batch {forward_batch}; matmuls of n = "
-            f"{prose.and_list(sizes['matmuls'])}")
+            f"{prose.and_list(sizes['matmuls'])}"
+            + (f"; training steps of width x batch "
+               f"{prose.and_list(steps_)}" if steps_ else ""))
 
 
 def measure_on_gpu() -> dict[str, Any]:

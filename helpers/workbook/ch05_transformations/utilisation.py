@@ -1,0 +1,124 @@
+"""Chapter 5 (Transformations): the training step's model-FLOPs
+utilisation (MFU), and a mixed-precision step that brings it near the
+tensor cores' peak.
+
+MFU is the floating-point work the model needs a step, divided by the
+step's time and the GPU's peak rate. For the chapter's MLP of ``depth``
+square layers of ``width``, a step on ``batch`` rows does, per layer, one
+product of ``2 batch width^2`` FLOPs forward and two backward (the
+weight's gradient and the input's): ``6 batch width^2 depth`` in all.
+The elementwise work (tanh, the loss, the update) is not counted, as is
+the custom for MFU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pandas as pd
+
+from helpers.measuring import datasheet, device_time
+from helpers.workbook.ch05_transformations.transforms import (
+    MLP_DEPTH, Params, init, sgd_step)
+
+# The H100 SXM5's dense bf16 tensor-core peak, FLOP/s (NVIDIA's H100
+# datasheet): the denominator of MFU whatever precision a step runs at.
+BF16_PEAK_FLOPS = datasheet.PEAKS["nvidia-h100-80gb-hbm3"].bf16_flops_per_s
+FLOAT32 = "float32 step (TF32 products on a GPU)"
+MIXED = "bf16 products, float32 weights"
+
+
+def model_flops(width: int, batch: int, depth: int = MLP_DEPTH) -> int:
+    """The products' FLOPs in one training step of the chapter's MLP.
+
+    Example:
+        >>> model_flops(512, 128)
+        402653184
+    """
+    return 6 * batch * width ** 2 * depth
+
+
+def mixed_predict(params: Params, x: jax.Array) -> jax.Array:
+    """The chapter's MLP with its products in bf16: weights and
+    activations rounded to bf16 as they enter a product, and the product
+    (summed in float32 by the tensor cores) rounded to bf16 as it leaves,
+    so that the backward pass's products get bf16 operands too; tanh runs
+    in float32."""
+    h = x
+    for name in sorted(params):
+        product = h.astype(jnp.bfloat16) @ params[name].astype(jnp.bfloat16)
+        h = jnp.tanh(product.astype(jnp.float32))
+    return h
+
+
+def mixed_loss(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
+    """Mean squared error of `mixed_predict`."""
+    return jnp.mean((mixed_predict(params, x) - y) ** 2)
+
+
+def mixed_sgd_step(params: Params, x: jax.Array, y: jax.Array,
+                   lr: float = 0.1) -> Params:
+    """`transforms.sgd_step` with bf16 products: the weights stay float32
+    (the update is too small for bf16 to keep), only the products drop."""
+    grads = jax.grad(mixed_loss)(params, x, y)
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+
+STEPS = {FLOAT32: sgd_step, MIXED: mixed_sgd_step}
+
+
+def step_inputs(width: int, batch: int) -> tuple[Params, jax.Array,
+                                                  jax.Array]:
+    """Parameters, inputs and targets for one step at these sizes."""
+    params = init(jax.random.key(0), width)
+    x = jax.random.normal(jax.random.key(1), (batch, width))
+    y = jax.random.normal(jax.random.key(2), (batch, width))
+    return params, x, y
+
+
+def mfu_table(sizes: tuple[tuple[int, int], ...]) -> pd.DataFrame:
+    """Each step of `STEPS` at each ``(width, batch)``, timed in one
+    profile: its FLOPs, times, rate, and MFU against `BF16_PEAK_FLOPS`."""
+    cases: dict[str, tuple[Any, list[tuple[Any, ...]]]] = {}
+    rows = []
+    for width, batch in sizes:
+        args = step_inputs(width, batch)
+        for name, step in STEPS.items():
+            compiled = jax.jit(step).lower(*args).compile()
+            cases[f"{name}, width {width}, batch {batch}"] = (
+                compiled, [args])
+            rows.append({"width": width, "batch": batch, "step": name,
+                         "GFLOP": model_flops(width, batch) / 1e9})
+    timed = device_time.measure_all(cases, repeat=10, profiled=3,
+                                    max_seconds=2.0)
+    table = pd.DataFrame([{**row, **device_time.columns(timing)}
+                          for row, timing in zip(rows, timed.values())])
+    table["TFLOP/s"] = table["GFLOP"] / table["device ms"]
+    table["MFU"] = table["TFLOP/s"] * 1e12 / BF16_PEAK_FLOPS
+    return table
+
+
+def product_types_on_gpu(width: int = 8192, batch: int = 8192
+                         ) -> dict[str, list[str]]:
+    """For each step, the operand types of every matrix product XLA:GPU
+    compiles for an H100 (through `helpers.xla.crosscompile.run`): the
+    tensor cores run bf16 only where both operands are bf16."""
+    from helpers.xla import crosscompile, hlo
+
+    params, x, y = jax.eval_shape(lambda: step_inputs(width, batch))
+    found = {}
+    for name, step in STEPS.items():
+        module = hlo.parse(
+            crosscompile.compile_for_gpu(step, params, x, y).as_text())
+        types = set()
+        for body in module.values():
+            shapes = {inst.name: inst.result for inst in body}
+            for inst in body:
+                if inst.op == "dot":
+                    types.add(" x ".join(
+                        str(shapes[o].dtype) for o in inst.operands
+                        if shapes.get(o) is not None))
+        found[name] = sorted(types)
+    return found
