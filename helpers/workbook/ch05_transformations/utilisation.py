@@ -114,11 +114,11 @@ def product_types_on_gpu(width: int = 8192, batch: int = 8192
             crosscompile.compile_for_gpu(step, params, x, y).as_text())
         types = set()
         for body in module.values():
-            shapes = {inst.name: inst.result for inst in body}
+            dtypes = {inst.name: inst.result.dtype for inst in body
+                      if inst.result is not None}
             for inst in body:
                 if inst.op == "dot":
-                    types.add(" x ".join(
-                        str(shapes[o].dtype) for o in inst.operands
-                        if shapes.get(o) is not None))
+                    types.add(" x ".join(str(dtypes.get(o))
+                                         for o in inst.operands))
         found[name] = sorted(types)
     return found
