@@ -43,9 +43,13 @@ class Ceilings:
         copy_bytes_per_s: bytes read plus bytes written per second.
         matmul_flops_per_s: floating-point operations per second of a
             large matrix product, by dtype name (``'float32'``, ...).
-        timings: the measurements behind the rates (``'copy'`` and each
-            matmul's name), device time beside wall time; empty for
-            ceilings given by hand.
+        timings: the measurements behind the rates (``'copy'``,
+            ``'read'`` and each matmul's name), device time beside wall
+            time; empty for ceilings given by hand.
+        read_bytes_per_s: bytes read per second by a kernel that reads
+            and hardly writes (`read_timing`); None where not measured.
+            Reads alone stream faster than a copy's reads and writes, so
+            a kernel that mostly reads is judged against this.
     """
 
     device: str
@@ -53,18 +57,22 @@ class Ceilings:
     matmul_flops_per_s: dict[str, float]
     timings: dict[str, device_time.DeviceTiming] = dataclasses.field(
         default_factory=dict, compare=False, repr=False)
+    read_bytes_per_s: float | None = None
 
     def __repr__(self) -> str:
         rates = ", ".join(f"{dtype} matmul {rate / 1e12:.3g} TFLOP/s"
                           for dtype, rate in self.matmul_flops_per_s.items())
+        read = ("" if self.read_bytes_per_s is None else
+                f"read {self.read_bytes_per_s / 1e9:.4g} GB/s, ")
         return (f"Ceilings({self.device}: copy "
-                f"{self.copy_bytes_per_s / 1e9:.4g} GB/s, {rates})")
+                f"{self.copy_bytes_per_s / 1e9:.4g} GB/s, {read}{rates})")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict for a recording: the rates, and each
         measurement's device, kernel and wall time and host overhead."""
         return {"device": self.device,
                 "copy_bytes_per_s": self.copy_bytes_per_s,
+                "read_bytes_per_s": self.read_bytes_per_s,
                 "matmul_flops_per_s": dict(self.matmul_flops_per_s),
                 "timings": {name: timing.to_dict()
                             for name, timing in self.timings.items()}}
@@ -109,6 +117,32 @@ def copy_timing(nbytes: int | None = None, *, total: int | None = None,
                                  rotate=[(i,) for i in range(count)],
                                  repeat=max(repeat, count), name="copy")
     return timing, 2 * arrays[0].nbytes
+
+
+def read_timing(nbytes: int | None = None, *, total: int | None = None,
+                repeat: int = 20) -> tuple[device_time.DeviceTiming, int]:
+    """Time a pass that reads large arrays and hardly writes, by the
+    device's clock: the sum of each row of 1024 float32 numbers, which
+    reads every byte once and writes one number in 1024. Arguments and
+    the rotation among arrays are `copy_timing`'s.
+
+    Returns:
+        The `DeviceTiming` of one call, and the bytes one call moves.
+    """
+    nbytes = nbytes or machine.sizes(gpu=2**28, cpu=2**24)
+    total = total or machine.sizes(gpu=2**30, cpu=2**28)
+    if nbytes < 4096:
+        raise ValueError(f"nbytes must be at least 4096 (one row), got "
+                         f"{nbytes}")
+    count = max(1, total // nbytes)
+    arrays = [jnp.full((nbytes // 4096, 1024), i, jnp.float32)
+              for i in range(count)]
+    row_sums = jax.jit(lambda a: a.sum(axis=1))
+    timing = device_time.measure(lambda i: row_sums(arrays[i]),
+                                 rotate=[(i,) for i in range(count)],
+                                 repeat=max(repeat, count), name="read")
+    rows = arrays[0].shape[0]
+    return timing, arrays[0].nbytes + rows * 4
 
 
 def copy_bandwidth(nbytes: int | None = None, *, total: int | None = None,
@@ -180,10 +214,13 @@ def measure_ceilings(dtypes: tuple[str, ...] = ("float32",), *,
     rates = {name: t.throughput(flops=2 * n**3)["flop/s"]
              for name, t in timings.items()}
     copy, moved = copy_timing()
+    read, read_moved = read_timing()
     return Ceilings(device=machine.describe()["device"],
                     copy_bytes_per_s=copy.throughput(bytes=moved)["byte/s"],
                     matmul_flops_per_s=rates,
-                    timings={"copy": copy, **timings})
+                    timings={"copy": copy, "read": read, **timings},
+                    read_bytes_per_s=read.throughput(
+                        bytes=read_moved)["byte/s"])
 
 
 @dataclasses.dataclass(frozen=True)

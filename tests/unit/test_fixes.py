@@ -38,6 +38,10 @@ def test_what_xla_gpu_makes_of_each_fix():
         assert rows[name]["kernels"] >= 2
         assert rows[name]["bytes / floor"] > 1 / 0.85
     assert rows["pad K"]["reductions"] == "kInput"
+    # the Pallas row kernel: one kernel moving exactly the floor's bytes
+    assert rows["Pallas row kernel"]["kernels"] == 1
+    assert rows["Pallas row kernel"]["bytes / floor"] == pytest.approx(
+        1.0, abs=0.001)
 
 
 @pytest.mark.slow

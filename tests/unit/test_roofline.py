@@ -105,6 +105,12 @@ def test_ceilings_keep_the_device_time_behind_each_rate():
     assert timing.kernels_per_call == 1.0
     assert timing.wall.median >= 0 and timing.span.median > 0
     assert roofline.matmul_timing(64, repeat=2).name == "matmul 64"
+    read, read_bytes = roofline.read_timing(2**16, total=2**17, repeat=2)
+    assert read.name == "read" and read_bytes == 2**16 + 16 * 4
+    assert read.throughput(bytes=read_bytes)["byte/s"] > 0
+    with pytest.raises(ValueError, match="at least 4096"):
+        roofline.read_timing(1024)
+    assert "read 2000 GB/s" in repr(Ceilings("t", 1e12, {}, {}, 2e12))
     with_timings = Ceilings("test", 1e12, {"float32": 1e14},
                             {"copy": timing})
     assert with_timings == CEIL.__class__("test", 1e12, {"float32": 1e14})

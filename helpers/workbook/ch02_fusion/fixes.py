@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import pandas as pd
 
-from helpers.workbook.ch02_fusion import exercises, reductions
+from helpers.workbook.ch02_fusion import exercises, reductions, row_kernel
 from helpers.xla import hlo
 
 Fix = Callable[[jax.Array, jax.Array], jax.Array]
@@ -86,6 +86,7 @@ VERSIONS: dict[str, Fix] = {
     "segment matmul": segment_matmul,
     "batch-minor + transposes": batch_minor_with_transposes,
     "batch-minor + layout change": batch_minor_with_layout_change,
+    "Pallas row kernel": row_kernel.row_product,
 }
 
 

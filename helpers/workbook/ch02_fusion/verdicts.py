@@ -124,6 +124,31 @@ def goal_report(rows: pd.DataFrame) -> pd.DataFrame:
     return report
 
 
+# Against the read ceiling (chapter 1's row sum, `roofline.read_timing`):
+# these products read 4K + 3 numbers for every 3 they write, so reads set
+# their limit, and the goal is set against that.
+READ_GOAL = 0.9
+
+
+def read_report(rows: pd.DataFrame, read_gbps: float) -> pd.DataFrame:
+    """For each version and dtype, the worst share of the read ceiling
+    ``read_gbps`` over K in `GOAL_KS`, and whether it meets `READ_GOAL`.
+
+    Example:
+        >>> rows = pd.DataFrame({"K": [10, 50], "dtype": "float32",
+        ...                      "version": "v", "GB/s": [2700.0, 3000.0]})
+        >>> read_report(rows, 3000.0).round(2).to_dict("list")
+        {'worst of read ceiling': [0.9], 'meets 90%': [True]}
+    """
+    if read_gbps <= 0:
+        raise ValueError(f"read_gbps must be positive; got {read_gbps}.")
+    low, high = GOAL_KS
+    in_range = rows[(rows["K"] >= low) & (rows["K"] <= high)]
+    worst = in_range.groupby(["version", "dtype"])["GB/s"].min() / read_gbps
+    return pd.DataFrame({"worst of read ceiling": worst,
+                         f"meets {READ_GOAL:.0%}": worst >= READ_GOAL})
+
+
 def best(report: pd.DataFrame, dtype: str) -> tuple[str, float, float]:
     """The version whose slowest K does best in ``dtype``, that worst
     fraction, and default ``a @ b``'s."""
