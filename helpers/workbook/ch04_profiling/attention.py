@@ -20,18 +20,22 @@ import jax.numpy as jnp
 import pandas as pd
 
 from helpers.measuring import bench, device_time, machine, recorded, stats
-from helpers.workbook.ch04_profiling import noise, verdicts
+from helpers.workbook.ch04_profiling import fused, noise, verdicts
 from helpers.profiler import trace, xprof_tables
 from helpers.xla import hlo, xla_dump
 
 SCOPES = ("attn_q_k", "attn_att_v")  # the source's two named scopes
 
 
+# GPT-2 small's width and heads: the block the reference GPU runs.
+GPU_SHAPE = dict(batch=8, seq=256, n_embd=768, n_head=12)
+
+
 def shape() -> dict[str, int]:
-    """Batch, sequence, width and heads: GPT-2 small's width and heads on a
-    GPU, a smaller block on a CPU so the chapter runs in seconds."""
-    return machine.sizes(gpu=dict(batch=8, seq=256, n_embd=768, n_head=12),
-                     cpu=dict(batch=2, seq=64, n_embd=128, n_head=4))
+    """Batch, sequence, width and heads: `GPU_SHAPE` on a GPU, a smaller
+    block on a CPU so the chapter runs in seconds."""
+    return machine.sizes(gpu=dict(GPU_SHAPE),
+                         cpu=dict(batch=2, seq=64, n_embd=128, n_head=4))
 
 
 def init(key: jax.Array, batch: int, seq: int, n_embd: int, n_head: int
@@ -366,4 +370,7 @@ def measure_on_gpu(calls: int = 200, trials: int | None = None
                                      trials=trials, order=order)
                     .to_dict("list")
                     for order in ("random", "blocked")}
+    # the block with its scores fused away (`fused`), against einsum
+    result["fused"] = fused.measure(params, x, sizes["n_head"],
+                                    fns["einsum"], calls=calls)
     return result
