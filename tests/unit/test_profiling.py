@@ -174,7 +174,8 @@ def test_measure_on_gpu_runs_here_and_is_json_ready(monkeypatch):
     assert set(result) == {"shape", "program_diff", "kernels_blocked",
                            "kernels_alternating", "calls_blocked",
                            "calls_alternating", "xprof_graphs", "xprof",
-                           "wall", "aa"}
+                           "wall", "aa", "fused"}
+    assert set(result["fused"]["against_einsum"]) == {"xla", "pallas"}
     # every call of both versions has its own whole-call device time
     for order in ("blocked", "alternating"):
         calls = result[f"calls_{order}"]
