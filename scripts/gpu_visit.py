@@ -76,14 +76,20 @@ NEEDS = {
                     "the cache sweep and the floors; the large array's "
                     "profile kept",
     "02_fusion": "the sweep with the fusion autotuner on and off in one "
-                 "profile, and the fixes, by device time (the goal)",
+                 "profile, and the fixes (the Pallas row kernel among "
+                 "them), by device time, against the copy and the read "
+                 "ceilings (the goals)",
     "03_launches": "each loop's time, kernels and CUDA-graph share per step; "
                    "a kept profile per variant; the four command-buffer "
                    "settings as compiler options; the fused kernels and the "
                    "one-multiply-add floor (the goals)",
-    "04_profiling": "each call's device time, whole, in both orders",
+    "04_profiling": "each call's device time, whole, in both orders; the "
+                    "block with Pallas's and cuDNN's flash attention "
+                    "against einsum (the goal)",
     "05_transformations": "device and kernel time beside the wall clock "
-                          "for every claim",
+                          "for every claim; the float32 and mixed "
+                          "training steps' MFU at width and batch 8192 "
+                          "(the goal)",
     "06_xla_flags": "each setting by device time, twice for the default "
                     "(the noise between processes); PGLE's baseline",
     "07_multi_gpu": "its page (simulated devices and compiled programs)",
