@@ -186,3 +186,21 @@ def test_the_gpu_tests_steps_compile_for_an_h100():
         assert found[name]["custom calls"] == ["__gpu$xla.gpu.triton"]
     assert found["gradient"]["custom calls"] == ["__gpu$xla.gpu.triton"] * 2
     assert all(case["while loops"] == 0 for case in found.values())
+
+
+def test_a_chains_sums_are_trees_not_lines():
+    from helpers.pallas.mosaic.scalarise import tree_sum
+
+    class Depth:
+        """A value that remembers how many dependent steps made it."""
+
+        def __init__(self, depth=0):
+            self.depth = depth
+
+    def combine(a, b):
+        return Depth(max(a.depth, b.depth) + 1)
+
+    # the step's second layer sums 12 hidden units: 4 levels, not 11
+    assert tree_sum([Depth() for _ in range(12)], combine).depth == 4
+    assert tree_sum([Depth()], combine).depth == 0
+    assert tree_sum(list(range(1, 13)), lambda a, b: a + b) == 78

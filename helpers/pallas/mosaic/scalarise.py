@@ -186,12 +186,33 @@ def _dot(lhs: Scalarised, rhs: Scalarised, numbers: Any,
     for b in np.ndindex(*batch):
         for i in np.ndindex(*lfree):
             for j in np.ndindex(*rfree):
-                total = None
-                for k in np.ndindex(*contracted):
-                    term = lhs_t[(*b, *i, *k)] * rhs_t[(*b, *j, *k)]
-                    total = term if total is None else total + term
-                out[(*b, *i, *j)] = total
+                out[(*b, *i, *j)] = tree_sum(
+                    [lhs_t[(*b, *i, *k)] * rhs_t[(*b, *j, *k)]
+                     for k in np.ndindex(*contracted)], _add)
     return out
+
+
+def _add(a: Any, b: Any) -> Any:
+    return a + b
+
+
+def tree_sum(values: list[Any], combine: Callable[[Any, Any], Any]) -> Any:
+    """Combine ``values`` in pairs, then the pairs' results in pairs, and
+    so on: ceil(log2 n) dependent steps instead of n - 1 one after the
+    other. A chain's step waits for each dependent operation in turn, so
+    the depth of its sums, not their count, is what costs it time.
+
+    Example:
+        >>> tree_sum([1, 2, 3, 4, 5], lambda a, b: a + b)
+        15
+    """
+    if not values:
+        raise ValueError("tree_sum needs at least one value.")
+    level = list(values)
+    while len(level) > 1:
+        paired = [combine(a, b) for a, b in zip(level[::2], level[1::2])]
+        level = paired + level[len(paired) * 2:]
+    return level[0]
 
 
 def _reduce(x: Scalarised, axes: tuple[int, ...],
@@ -201,9 +222,5 @@ def _reduce(x: Scalarised, axes: tuple[int, ...],
     shape = moved.shape[:len(kept)]
     out = np.empty(shape, dtype=object)
     for index in np.ndindex(*shape):
-        values = moved[index].ravel()
-        total = values[0]
-        for value in values[1:]:
-            total = combine(total, value)
-        out[index] = total
+        out[index] = tree_sum(list(moved[index].ravel()), combine)
     return out
