@@ -69,20 +69,6 @@ def test_the_jit_finding_is_words_and_flips_with_the_retraces():
     assert found.summary.startswith("retraced on 5 of 7 calls")
 
 
-def test_donation_says_what_was_freed_against_the_old_parameters():
-    data = _data()
-    said = reference.donation(data, "H100", 2)
-    assert said == ("On the H100 the donated step wrote its 2 new weight "
-                    "matrices into the old ones' buffers, and 134 MB fewer "
-                    "bytes were alive after it than after the plain step, "
-                    "the old parameters' size within 1%: the claim holds.")
-    data["donation"]["donated"].update({"aliased outputs": 1,
-                                        "live MB": 201.3})
-    said = reference.donation(data, "H100", 2)
-    assert "reused the old buffers for 1 of its 2" in said
-    assert "0.50 times the old parameters' 134 MB" in said
-
-
 def test_vmap_names_its_clock_and_reads_the_loop_against_the_host_part():
     data = _data()
     said = reference.vmap(data, "H100", 18e-3)
@@ -183,20 +169,19 @@ def test_forward_and_precision_say_each_number_once():
         "against 7 for the two calls (5 when both are inside one `jit`), "
         "and the two calls took 1.50 times as long by the wall clock, 1.50 "
         "times counting only the kernels: the claim holds.")
-    said = reference.precision(data, "H100", 2.0)
-    assert said.count("1.50") == 1
-    assert ("the claim holds only in part. That is 75% of the speed-up of 2 "
-            "the peak rates predict.") in said
-    assert "by device time" in said and "0.29%" in said
-    # Float32's own two precisions, with both errors as numbers.
-    assert said.endswith("Float32 itself ran 7.00 times as fast at the "
-                         "default precision as at 'highest' (3 ms against "
-                         "21 ms by device time), for a relative error of 300 "
-                         "millionths against 0.8, 375 times as large.")
+    got = precision.precision_numbers(data)
+    assert got["clock"] == "device ms" and got["n"] == 8192
+    assert got["default"] == pytest.approx(1.5)
+    assert got["highest"] == pytest.approx(10.5)
+    assert got["error"] == pytest.approx(2.9e-3)
+    # Float32's own two precisions: TF32 7 times as fast, 375 times the
+    # error
+    assert got["f32_speedup"] == pytest.approx(7.0)
+    assert (got["default_ms"], got["highest_ms"]) == (3.0, 21.0)
+    assert got["f32_error_ratio"] == pytest.approx(375.0)
     data["precision"]["device ms"] = [21.0, 3.0, 1.4]
-    said = reference.precision(data, "H100", 2.0)
-    assert ("the claim holds. That reaches the speed-up of 2 the peak rates "
-            "predict.") in said
+    assert precision.precision_numbers(data)["default"] == pytest.approx(
+        3.0 / 1.4)
 
 
 def test_differences_name_the_claims_whose_verdicts_differ():
@@ -215,30 +200,6 @@ def test_differences_name_the_claims_whose_verdicts_differ():
                          "enough* does not hold here: 2.00 times as long as "
                          "default float32 by device time, relative error "
                          "0.29%.")
-
-
-def test_the_clock_note_counts_spans_over_the_wall_time():
-    data = _data()
-    data["platform"] = "cpu"
-    note = clocks.clock_note(data)
-    assert "XLA:CPU's compiled steps (thunks)" in note
-    assert ("So in 1 of this run's 15 timed rows (in the vmap table) the "
-            "span exceeds the wall time, by up to 1.50 times") in note
-    assert "So in 1 of the H100's 15 timed rows" in clocks.clock_note(
-        data, "the H100's")
-    assert "on several threads" in note  # the loop inside jit's kernels
-    calm = copy.deepcopy(data)
-    assert note.endswith("Every verdict on this machine's numbers "
-                         "therefore reads the wall clock, the clock the "
-                         "profiler does not slow.")
-    calm["vmap"]["device ms"] = [3.0, 1.6, 0.01]
-    calm["platform"] = "gpu"
-    note = clocks.clock_note(calm)
-    assert "exceeds the wall time" not in note and "thunks" not in note
-    assert "on several streams" in note
-    assert note.endswith("except bf16's, which reads the span: for one "
-                         "large matrix product it is the device's own time, "
-                         "without the host's part of the call.")
 
 
 def test_scan_clocks_say_when_they_disagree():
@@ -292,36 +253,26 @@ def test_bf16_here_reads_the_wall_clock_on_a_cpu_and_flips_with_it():
     # The span (2.5 against 1.7 ms) would have said 1.47 times as fast.
     assert found == ("1.50 times as long as default float32 by the wall "
                      "clock, relative error 0.24%", "does not hold")
-    said = precision.here(slow, "On this machine (cpu)")
-    assert said.startswith(
-        "On this machine (cpu), at n = 512, bf16 inputs made before the "
-        "call, accumulated in float32, took 1.50 times as long as float32 "
-        "at the default precision by the wall clock (3 ms against 2 ms), "
-        "with a relative error of 0.24%: the claim does not hold here. A "
-        "processor without bf16 matrix units gains nothing")
+    assert precision.precision_numbers(slow)["default"] == pytest.approx(
+        2 / 3)
     fast = _on_cpu(bf16_ms=1.0)
     assert claims.findings(fast)[claims.BF16].verdict == "holds"
-    said = precision.here(fast, "On this machine (cpu)")
-    assert ("bf16 inputs made before the call, accumulated in float32, ran "
-            "2.00 times as fast as float32") in said
-    assert "the claim holds here." in said and "gains nothing" not in said
+    # the same arithmetic at both float32 precisions: the same error
+    same = precision.precision_numbers(fast)
+    assert same["f32_error_ratio"] == pytest.approx(1.0)
+    assert same["f32_speedup"] == pytest.approx(1.6 / 2.0)
 
 
-def test_float32_precisions_say_when_they_are_the_same_arithmetic():
-    said = precision.float32_precisions(_on_cpu(bf16_ms=3.0))
-    assert said == (
-        "Float32 gave the same relative error at the default precision as "
-        "at 'highest', 0.4 millionths: this backend ran the same arithmetic "
-        "for both, so when the default took 1.25 times as long as "
-        "'highest' (2 ms against 1.60 ms by the wall clock), that was the "
-        "run's variation, not the precision's.")
-    close = precision.float32_precisions(_on_cpu(3.0, highest_ms=1.9))
-    assert close.endswith("and their times agree within 10% (2 ms against "
-                          "1.90 ms by the wall clock).")
-    tf32 = precision.float32_precisions(_on_cpu(3.0, same_error=False))
-    assert tf32.startswith("Float32 itself took 1.25 times as long at the "
-                           "default precision as at 'highest'")
-    assert tf32.endswith("300 millionths against 0.4, 750 times as large.")
+def test_clock_numbers_count_spans_over_the_wall_time():
+    data = _data()
+    got = clocks.clock_numbers(data)
+    # the vmap table's loop of calls: a span of 30 ms against 20 by the
+    # wall; its loop inside jit: kernels of 1.6 ms in a 1.5 ms span
+    assert got == {"rows": 15, "over wall": 1, "over span": 1,
+                   "worst": pytest.approx(1.5), "sections": ["vmap"]}
+    calm = copy.deepcopy(data)
+    calm["vmap"]["device ms"] = [3.0, 1.6, 0.01]
+    assert clocks.clock_numbers(calm)["over wall"] == 0
 
 
 def test_the_claims_table_is_labelled_by_transformation_and_device():

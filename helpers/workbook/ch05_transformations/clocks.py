@@ -28,9 +28,12 @@ TIMED = {"vmap": ("vmap", "ms", "device ms", "kernel ms"),
          "precision": ("bf16", "ms", "device ms", "kernel ms")}
 
 
-def _counts(data: dict[str, Any]) -> dict[str, Any]:
-    """Rows whose span exceeds their wall time, and rows whose kernels sum
-    to more than their span, over every timed table in ``data``."""
+def clock_numbers(data: dict[str, Any]) -> dict[str, Any]:
+    """Over every timed table in ``data`` (`claims.measure`): the timed
+    ``rows``; those whose span exceeds their wall time (``over wall``,
+    the largest ratio ``worst`` and the tables they are in,
+    ``sections``); and those whose kernels sum to more than their span
+    (``over span``: one call's pieces ran side by side)."""
     rows = over_wall = over_span = 0
     worst, sections = 1.0, []
     for key, (section, wall, span, kernel) in TIMED.items():
@@ -46,55 +49,6 @@ def _counts(data: dict[str, Any]) -> dict[str, Any]:
             worst = max(worst, float((frame[span] / frame[wall]).max()))
     return {"rows": rows, "over wall": over_wall, "over span": over_span,
             "worst": worst, "sections": sections}
-
-
-def clock_note(data: dict[str, Any], whose: str = "this run's") -> str:
-    """The paragraph that introduces the three clocks of the timed tables
-    and, from the numbers in ``data`` (`claims.measure`), says where the
-    span exceeds the wall time or the kernels exceed the span, and why,
-    and which clock the chapter's verdicts read (`verdict_clocks`).
-    ``whose`` names the run ("the H100's", "this machine's")."""
-    from helpers.page import prose
-
-    c = _counts(data)
-    on_cpu = claims.measured_on_cpu(data)
-    text = ("The timed tables below read three clocks: *wall ms*, the "
-            "wall clock of calls made with the profiler off; *device ms*, "
-            "the profiler's span of other calls, from their first piece of "
-            "compiled work to their last; and *kernel ms*, those pieces "
-            "summed.")
-    if on_cpu:
-        text += (" On a CPU the pieces are XLA:CPU's compiled steps "
-                 "(thunks), run on the host's own cores, and the profiler "
-                 "records each one on those cores: calls made under it run "
-                 "slower.")
-    if c["over wall"]:
-        tables = "table" if len(c["sections"]) == 1 else "tables"
-        text += (f" {'So in' if on_cpu else 'In'} {c['over wall']} of "
-                 f"{whose} {c['rows']} timed rows (in the "
-                 f"{prose.and_list(c['sections'])} {tables}) the span exceeds "
-                 f"the wall time, by up to {c['worst']:.2f} times: calls "
-                 "under the profiler ran slower than those the wall clock "
-                 "timed without it.")
-    if c["over span"]:
-        rows = "row" if c["over span"] == 1 else "rows"
-        text += (f" In {c['over span']} {rows} the pieces sum to more than "
-                 "the span, because one call's pieces ran side by side on "
-                 f"several {'threads' if on_cpu else 'streams'}.")
-    return f"{text} {verdict_clocks(data)}"
-
-
-def verdict_clocks(data: dict[str, Any]) -> str:
-    """Which clock the verdicts on ``data`` read: the wall clock, and for
-    bf16 the clock `claims.bf16_clock` picks, with the reason."""
-    if claims.bf16_clock(data) == "ms":
-        why = ("the clock the profiler does not slow" if
-               claims.measured_on_cpu(data) else "the only one recorded")
-        return ("Every verdict on this machine's numbers therefore reads "
-                f"the wall clock, {why}.")
-    return ("The verdicts read the wall clock, except bf16's, which reads "
-            "the span: for one large matrix product it is the device's own "
-            "time, without the host's part of the call.")
 
 
 def scan_clocks(data: dict[str, Any], where: str) -> str:

@@ -38,18 +38,6 @@ def donation_saved_mb(data: dict[str, Any]) -> float:
     return float(kept["live MB"] - donated["live MB"])
 
 
-def donation_verdict(predicted: Worked, saved_mb: float, where: str) -> str:
-    """How the memory donation freed on ``where`` compares with the
-    prediction."""
-    share = saved_mb * 1e6 / predicted.value
-    agree = ("the old parameters' size, within 1%" if abs(share - 1) < 0.01
-             else f"{share:.2f} times the old parameters' size")
-    return (f"{where}, donation left {number(saved_mb)} MB fewer bytes alive "
-            f"against {number(predicted.value / 1e6)} MB predicted: {agree}.")
-
-
-# --- scan: compile and run time -------------------------------------------
-
 def _by_length(table: dict[str, list]) -> pd.DataFrame:
     """A scan table (`transforms.scan_vs_unrolled`) indexed by length and
     version."""

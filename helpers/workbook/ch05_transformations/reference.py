@@ -12,34 +12,11 @@ import pandas as pd
 from helpers.page.arithmetic import Worked
 from helpers.page.tables import number
 from helpers.workbook.ch05_transformations import claims, predictions
-from helpers.workbook.ch05_transformations import precision as \
-    precision_words
 from helpers.workbook.ch05_transformations.claims import times
 
 
 def _clause(data: dict[str, Any], claim: str) -> str:
     return claims.verdict_clause(claims.findings(data)[claim].verdict)
-
-
-def donation(data: dict[str, Any], device: str, layers: int) -> str:
-    """The donated step on ``device``: how many of its ``layers`` new
-    weight matrices reused the old buffers, and the memory it freed
-    against the old parameters' size (the prediction)."""
-    width = claims.donation_width(claims.sizes_of(data))
-    predicted = predictions.donation_saving(width, layers).value / 1e6
-    saved = predictions.donation_saved_mb(data)
-    aliased = data["donation"]["donated"]["aliased outputs"]
-    wrote = (f"wrote its {layers} new weight matrices into the old ones' "
-             "buffers" if aliased == layers else f"reused the old buffers "
-             f"for {aliased} of its {layers} new weight matrices")
-    share = saved / predicted
-    size = ("the old parameters' size within 1%" if abs(share - 1) < 0.01
-            else f"{times(share)} times the old parameters' "
-            f"{number(predicted)} MB")
-    return (f"On the {device} the donated step {wrote}, and "
-            f"{number(saved)} MB fewer bytes were alive after it than "
-            "after the plain step, "
-            f"{size}: {_clause(data, claims.DONATION)}.")
 
 
 def _loop_against(loop_ms: float, predicted_ms: float) -> str:
@@ -168,23 +145,6 @@ def forward(data: dict[str, Any], device: str) -> str:
             f"({dots.iloc[2]} when both are inside one `jit`), and the two "
             f"calls took {times(ms.iloc[1] / ms.iloc[0])} times as long by "
             f"the wall clock{kernels}: {_clause(data, claims.FORWARD)}.")
-
-
-def precision(data: dict[str, Any], device: str, predicted: float) -> str:
-    """bf16 against float32 at the largest n on ``device``, its error, the
-    verdict, and the speed-up against ``predicted`` (the ratio of the peak
-    rates); then float32 at the default precision against 'highest'."""
-    b = claims.bf16_numbers(data)
-    clock = ("by device time" if b["clock"] == "device ms" else
-             "by the wall clock, the host's part of each call included")
-    first = (f"On the {device}, at n = {b['n']}, "
-             f"{claims.BF16_WORDS[b['kind']]} "
-             f"{claims.ran(b['default'])} as float32 at the default "
-             f"precision and {claims.speed(b['highest'])} as full float32, "
-             f"{clock}, with a relative error of {b['error']:.2%}: "
-             f"{_clause(data, claims.BF16)}.")
-    return " ".join((first, precision_words.speed_against_peaks(
-        data, predicted), precision_words.float32_precisions(data)))
 
 
 def _reconcile(ratio: float, data: dict[str, Any], here_jaxlib: str,
