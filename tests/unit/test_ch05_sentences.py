@@ -69,58 +69,35 @@ def test_the_jit_finding_is_words_and_flips_with_the_retraces():
     assert found.summary.startswith("retraced on 5 of 7 calls")
 
 
-def test_vmap_names_its_clock_and_reads_the_loop_against_the_host_part():
+def test_vmap_numbers_read_the_largest_batch_by_the_wall_clock():
+    got = reference.vmap_numbers(_data())
+    assert got["batch"] == 256 and got["vmap_ms"] == 0.1
+    assert got["inside"] == pytest.approx(20.0)
+    assert got["loop"] == pytest.approx(200.0)
+    assert got["busy"] == pytest.approx(0.2)  # 4 ms of kernels in 20
     data = _data()
-    said = reference.vmap(data, "H100", 18e-3)
-    assert said.startswith("On the H100, at a batch of 256, `vmap` took "
-                           "0.100 ms by the wall clock; the loop inside `jit` "
-                           "took 20 times as long and the loop of jitted "
-                           "calls 200 times, so the claim holds.")
-    assert "busy for 20% of its time" in said
-    assert "1.11 times the 18 ms predicted" in said
-    assert "sets the loop's pace" in said
-    assert "more than a call's host part" in reference.vmap(data, "H", 8e-3)
-    assert "less host time" in reference.vmap(data, "H", 40e-3)
     data["vmap"]["ms"] = [20.0, 0.05, 0.1]  # the loop inside jit wins
-    assert "so the claim holds only in part" in reference.vmap(data, "H")
+    assert reference.vmap_numbers(data)["inside"] == pytest.approx(0.5)
+    assert claims.findings(data)[claims.VMAP].verdict == "holds in part"
 
 
-def test_scan_trades_run_time_for_compile_time_or_not():
-    data = _data()
-    said = reference.scan(data, "H100")
-    assert "took 10 times as long as the scan to compile" in said
-    assert "ran 4.00 times as fast by the wall clock (1 ms against 4 ms)" \
-        in said
-    assert said.endswith("So the claim holds only in part: scan saves "
-                         "compile time and costs run time.")
-    data["scan"]["run ms"] = [1.0, 1.5, 4.0, 6.0]
-    said = reference.scan(data, "H100")
-    assert "ran 1.50 times as long by the wall clock" in said
-    assert "clocks disagree" in said  # the span still has unrolled faster
-    assert said.endswith("So the claim holds.")
+def test_scan_numbers_take_the_host_part_off_each_step():
+    got = reference.scan_numbers(_data(), 60e-6)
+    assert got["compile"] == pytest.approx(10.0)
+    assert got["run"] == pytest.approx(0.25)
+    assert (got["scan_ms"], got["unrolled_ms"]) == (4.0, 1.0)
+    assert got["scan_step_us"] == pytest.approx((4e-3 - 60e-6) / 256 * 1e6)
+    assert "scan_step_us" not in reference.scan_numbers(_data())
 
 
-def test_scan_run_range_is_said_once_with_the_host_part_taken_off():
-    data = _data()
-    low, high = predictions.scan_run_range(
-        256, pd.Series([6e-6, 20e-6]), 60e-6)
-    said = reference.scan(data, "H100", (low, high), 60e-6)
-    assert ("The scan's 4 ms lie inside the range chapter 3's loop steps "
-            "predict: 15.4 µs a step once the call's host part is taken "
-            "off") in said
-
-
-def test_remat_reads_memory_products_and_time_and_flips():
-    data = _data()
-    assert reference.remat(data, "H100") == (
-        "On the H100, checkpointing every block took the step's temporary "
-        "memory from 1000 MB to 400 MB, 0.40 times as much, for 6 more "
-        "matrix products and 1.20 times the time by the wall clock: the "
-        "claim holds.")
-    data["remat"]["dots"] = [35, 35]
-    said = reference.remat(data, "H100")
-    assert "merged the recomputation away" in said
-    assert said.endswith("the claim does not hold.")
+def test_remat_and_forward_numbers():
+    remat = claims.remat_numbers(_data())
+    assert (remat["memory"], remat["extra"]) == (pytest.approx(0.4), 6)
+    forward = reference.forward_numbers(_data())
+    assert (forward["dots"], forward["two_calls_dots"],
+            forward["one_jit_dots"]) == (5, 7, 5)
+    assert forward["wall"] == pytest.approx(1.5)
+    assert forward["kernels"] == pytest.approx(1.5)
 
 
 def _compiled(temp=(889.0, 319.0)):
@@ -162,13 +139,8 @@ def test_remat_compiled_here_is_reconciled_with_the_gpus_own_compile():
                           "is not compared here.")
 
 
-def test_forward_and_precision_say_each_number_once():
+def test_precision_numbers_read_the_largest_n():
     data = _data()
-    assert reference.forward(data, "H100") == (
-        "On the H100, `value_and_grad` compiled to 5 matrix products "
-        "against 7 for the two calls (5 when both are inside one `jit`), "
-        "and the two calls took 1.50 times as long by the wall clock, 1.50 "
-        "times counting only the kernels: the claim holds.")
     got = precision.precision_numbers(data)
     assert got["clock"] == "device ms" and got["n"] == 8192
     assert got["default"] == pytest.approx(1.5)
@@ -200,24 +172,6 @@ def test_differences_name_the_claims_whose_verdicts_differ():
                          "enough* does not hold here: 2.00 times as long as "
                          "default float32 by device time, relative error "
                          "0.29%.")
-
-
-def test_scan_clocks_say_when_they_disagree():
-    data = _data()
-    assert clocks.scan_clocks(data, "Here") == (
-        "Here, at 256 steps, the unrolled loop ran 0.25 times the scan's "
-        "time by the wall clock, the clock the verdict at the end of the "
-        "chapter uses, and 0.25 times by the span.")
-    data["scan"]["run ms"] = [1.0, 1.5, 4.0, 6.0]
-    said = clocks.scan_clocks(data, "Here")
-    assert "1.50 times the scan's time by the wall clock" in said
-    assert said.endswith("but 0.25 times by the span: the two clocks "
-                         "disagree on which version is faster, so at these "
-                         "sizes neither is clearly faster.")
-    data["platform"] = "cpu"  # where the profiler slows the span
-    assert clocks.scan_clocks(data, "Here").endswith(
-        "but 0.25 times by the span, which the profiler slows on this "
-        "machine, so the wall clock decides.")
 
 
 def test_shown_tables_have_words_not_reprs():

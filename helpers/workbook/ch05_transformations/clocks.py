@@ -17,7 +17,6 @@ from typing import Any
 
 import pandas as pd
 
-from helpers.workbook.ch05_transformations import claims
 
 # Each timed table of `claims.measure`: its section's name, and its wall,
 # span and kernel columns.
@@ -51,26 +50,3 @@ def clock_numbers(data: dict[str, Any]) -> dict[str, Any]:
             "worst": worst, "sections": sections}
 
 
-def scan_clocks(data: dict[str, Any], where: str) -> str:
-    """The unrolled loop's run time over the scan's at the longest
-    length by both clocks, naming the one the verdict uses and saying so
-    when the two disagree on which is faster: on a CPU, where the
-    profiler slows the span, the wall clock then decides; elsewhere
-    neither is clearly faster."""
-    r = claims.scan_ratios(data)
-    said = (f"{where}, at {r['length']} steps, the unrolled loop ran "
-            f"{claims.times(r['run'])} times the scan's time by the wall "
-            "clock, the clock the verdict at the end of the chapter uses")
-    span = r["device run"]
-    if span is None:
-        return said + "."
-    if (span > 1) == (r["run"] > 1):
-        return f"{said}, and {claims.times(span)} times by the span."
-    if claims.measured_on_cpu(data):
-        # The clock note says why the span does not decide on a CPU.
-        return (f"{said}, but {claims.times(span)} times by the span, "
-                "which the profiler slows on this machine, so the wall "
-                "clock decides.")
-    return (f"{said}, but {claims.times(span)} times by the span: the two "
-            "clocks disagree on which version is faster, so at these "
-            "sizes neither is clearly faster.")

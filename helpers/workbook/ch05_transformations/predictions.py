@@ -14,7 +14,6 @@ import pandas as pd
 
 from helpers.page import arithmetic
 from helpers.page.arithmetic import Worked
-from helpers.page.tables import number
 
 q = arithmetic.quantity
 FLOAT32_BYTES = 4
@@ -70,30 +69,6 @@ def unrolled_compile(table: dict[str, list]) -> tuple[Worked, Worked]:
     return per_step, total
 
 
-def compile_growth(share: float) -> str:
-    """What a measured compile time ``share`` times the extrapolation
-    says about how compile time grows with the program."""
-    if share > 1.2:
-        return "compile time grew faster than the program"
-    if share < 1 / 1.2:
-        return "the compiler's fixed costs weigh more than assumed"
-    return "compile time grew in step with the program"
-
-
-def compile_verdict(table: dict[str, list], predicted: Worked,
-                    where: str) -> str:
-    """The unrolled loop's measured compile time at the longest length
-    against `unrolled_compile`'s prediction."""
-    frame = _by_length(table)
-    long = frame.index.get_level_values("length").max()
-    measured = frame.loc[(long, "unrolled"), "compile ms"] * 1e-3
-    share = measured / predicted.value
-    return (f"{where}, the unrolled loop of {long} steps compiled in "
-            f"{number(measured)} s, {share:.2f} times the "
-            f"{number(predicted.value)} s predicted: "
-            f"{compile_growth(share)}.")
-
-
 def loop_steps(chapter_3_gpu: list[dict[str, Any]]) -> pd.Series:
     """Chapter 3's recorded time a step of each XLA loop (its `while` and
     `scan` variants in float32, not the one-kernel Pallas loop), in
@@ -117,27 +92,6 @@ def scan_run_range(steps: int, step_s: pd.Series, host_s: float
             step=q(rf"s_\text{{{name}}}", step, "µs", 1e-6))
     return bound("min", float(step_s.min())), bound("max", float(step_s.max()))
 
-
-def scan_run_verdict(table: dict[str, list], low: Worked, high: Worked,
-                     host_s: float) -> str:
-    """The recorded scan at the longest length against `scan_run_range`,
-    and each version's time a step less the call's host part."""
-    frame = _by_length(table)
-    long = int(frame.index.get_level_values("length").max())
-    run = frame.xs(long, level="length")["run ms"] * 1e-3
-    per_step = (run - host_s) / long
-    if low.value <= run["scan"] <= high.value:
-        where = "inside the range chapter 3's loop steps predict"
-    else:
-        where = ("below" if run["scan"] < low.value else "above") + \
-            " the range chapter 3's loop steps predict"
-    return (f"The scan's {number(run['scan'] * 1e3)} ms lie {where}: "
-            f"{number(per_step['scan'] * 1e6)} µs a step once the call's host "
-            f"part is taken off, against {number(per_step['unrolled'] * 1e6)} "
-            "µs a step unrolled.")
-
-
-# --- remat: products and memory -----------------------------------------
 
 def remat_products(layers: int) -> tuple[Worked, Worked]:
     """Matrix products of the residual blocks' gradient. Each block has

@@ -1,7 +1,6 @@
-"""Chapter 5's paragraphs on the reference GPU's recording: for each
-section, what the H100 measured, in sentences computed from the numbers
-(so a new recording that changes the outcome changes the words), held
-against the section's prediction and ending in the claim's verdict."""
+"""Chapter 5's numbers from the reference GPU's recording, section by
+section, as the page's paragraphs quote them (each paragraph's claims are
+checked against them where it is glued)."""
 
 from __future__ import annotations
 
@@ -15,136 +14,55 @@ from helpers.workbook.ch05_transformations import claims, predictions
 from helpers.workbook.ch05_transformations.claims import times
 
 
-def _clause(data: dict[str, Any], claim: str) -> str:
-    return claims.verdict_clause(claims.findings(data)[claim].verdict)
-
-
-def _loop_against(loop_ms: float, predicted_ms: float) -> str:
-    """The loop of calls' time against one host part per example."""
-    share = loop_ms / predicted_ms
-    said = (f"{times(share)} times the {number(predicted_ms)} ms "
-            "predicted from one call's host part per example")
-    if share > 1.25:
-        return f"{said}: each example costs more than a call's host part"
-    if share < 0.8:
-        return (f"{said}: calls that are waited for only at the end cost "
-                "less host time than chapter 1's single blocked call")
-    return f"{said}: the host's part of each call sets the loop's pace"
-
-
-def vmap(data: dict[str, Any], device: str,
-         predicted_s: float | None = None) -> str:
-    """The three versions at the largest batch on ``device`` by the wall
-    clock, how busy the loop of calls kept the device, and the loop's
-    time against ``predicted_s`` (one host part per example) if given."""
+def vmap_numbers(data: dict[str, Any]) -> dict[str, float]:
+    """At the largest batch, by the wall clock: ``vmap``'s ms, the loop
+    inside `jit` and the loop of jitted calls as multiples of it, the loop
+    of calls' ms, and the share of that time its kernels kept the device
+    busy (None where kernel time was not recorded)."""
     big = claims.largest(data["vmap"], "batch")
     ms = big["ms"]
-    first = (f"On the {device}, at a batch of {big['batch'].iloc[0]}, "
-             f"`vmap` took {number(ms['vmap'])} ms by the wall clock; the "
-             f"loop inside `jit` took {times(ms[claims.INSIDE] / ms['vmap'])} "
-             "times as long and the loop of jitted calls "
-             f"{times(ms[claims.LOOP] / ms['vmap'])} times, so "
-             f"{_clause(data, claims.VMAP)}.")
-    parts = []
-    if "kernel ms" in big:
-        busy = big.loc[claims.LOOP, "kernel ms"] / ms[claims.LOOP]
-        parts.append(f"kept the device busy for {busy:.0%} of its time, "
-                     "the rest going to dispatch, one call per example")
-    if predicted_s is not None:
-        parts.append("took " + _loop_against(ms[claims.LOOP],
-                                             predicted_s * 1e3))
-    if not parts:
-        return first
-    return (f"{first} The loop of calls, {number(ms[claims.LOOP])} ms, "
-            f"{'; it '.join(parts)}.")
+    busy = (big.loc[claims.LOOP, "kernel ms"] / ms[claims.LOOP]
+            if "kernel ms" in big else None)
+    return {"batch": int(big["batch"].iloc[0]), "vmap_ms": ms["vmap"],
+            "inside": ms[claims.INSIDE] / ms["vmap"],
+            "loop": ms[claims.LOOP] / ms["vmap"],
+            "loop_ms": ms[claims.LOOP], "busy": busy}
 
 
-def _other_clock(ratio: float, span: float | None) -> str:
-    """A clause when the profiler's span orders two versions the other
-    way round from the wall clock's ``ratio``, else nothing."""
-    if span is None or (ratio > 1) == (span > 1):
-        return ""
-    return (f" (by the profiler's span {times(span)} times: the two clocks "
-            "disagree on which is faster)")
+def scan_numbers(data: dict[str, Any], host_s: float | None = None
+                 ) -> dict[str, Any]:
+    """At the longest length: the unrolled loop's compile time (s) and
+    its multiple of the scan's, the extrapolated compile time
+    (`predictions.unrolled_compile`), both run times by the wall clock
+    (ms), and, given the call's host part, each version's time a step
+    without it (µs)."""
+    ratios = claims.scan_ratios(data)
+    big = claims.largest(data["scan"], "length")
+    numbers = {**ratios,
+               "unrolled_compile_s": big.loc["unrolled", "compile ms"] / 1e3,
+               "predicted_s": predictions.unrolled_compile(
+                   data["scan"])[1].value,
+               "scan_ms": big.loc["scan", "run ms"],
+               "unrolled_ms": big.loc["unrolled", "run ms"]}
+    if host_s is not None:
+        for version in ("scan", "unrolled"):
+            numbers[f"{version}_step_us"] = (
+                (numbers[f"{version}_ms"] / 1e3 - host_s)
+                / ratios["length"] * 1e6)
+    return numbers
 
 
-def _scan_run(data: dict[str, Any]) -> str:
-    """The unrolled loop's run time against the scan's."""
-    r = claims.scan_ratios(data)
-    big = claims.largest(data["scan"], "length")["run ms"]
-    both = f"({number(big['unrolled'])} ms against {number(big['scan'])} ms)"
-    if r["run"] >= 1:
-        return (f"It then ran {times(r['run'])} times as long by the wall "
-                f"clock {both}{_other_clock(r['run'], r['device run'])}.")
-    return (f"It then ran {times(1 / r['run'])} times as fast by the wall "
-            f"clock {both}{_other_clock(r['run'], r['device run'])}: the "
-            "scan runs its loop step by step, a launch or more each step on "
-            "a GPU (chapter 3), where the unrolled program is one straight "
-            "sequence of kernels.")
-
-
-def scan(data: dict[str, Any], device: str,
-         run_range: tuple[Worked, Worked] | None = None,
-         host_s: float | None = None) -> str:
-    """Scan against the unrolled loop on ``device``: compile time against
-    its extrapolation, run time, and, given `predictions.scan_run_range`'s
-    bounds and the host part, the scan's time against chapter 3's loop
-    steps; then the verdict."""
-    r = claims.scan_ratios(data)
-    compiled_s = claims.largest(data["scan"], "length").loc[
-        "unrolled", "compile ms"] / 1e3
-    predicted = predictions.unrolled_compile(data["scan"])[1].value
-    parts = [f"On the {device}, at {r['length']} steps, the unrolled loop "
-             f"took {times(r['compile'])} times as long as the scan to "
-             f"compile: {number(compiled_s)} s, "
-             f"{times(compiled_s / predicted)} times the "
-             f"{number(predicted)} s extrapolated, so "
-             f"{predictions.compile_growth(compiled_s / predicted)}.",
-             _scan_run(data)]
-    if run_range is not None and host_s is not None:
-        parts.append(predictions.scan_run_verdict(data["scan"], *run_range,
-                                                  host_s))
-    verdict = claims.findings(data)[claims.SCAN].verdict
-    trade = (": scan saves compile time and costs run time"
-             if verdict == "holds in part" else "")
-    parts.append(f"So {claims.verdict_clause(verdict)}{trade}.")
-    return " ".join(parts)
-
-
-def remat(data: dict[str, Any], device: str) -> str:
-    """The checkpointed step against the plain one on ``device``:
-    temporary memory, extra products and time, and the verdict."""
-    n = claims.remat_numbers(data)
-    clause = _clause(data, claims.REMAT)
-    if n["extra"] <= 0:
-        return (f"On the {device} the checkpointed step compiled to no more "
-                "matrix products than the plain one: the compiler merged "
-                "the recomputation away, its temporary memory is "
-                f"{times(n['memory'])} times the plain step's, and {clause}.")
-    cost = (f"{n['extra']} more matrix products and {times(n['time'])} "
-            "times the time by the wall clock"
-            f"{_other_clock(n['time'], n['device time'])}")
-    return (f"On the {device}, checkpointing every block took the step's "
-            f"temporary memory from {number(n['plain MB'])} MB to "
-            f"{number(n['remat MB'])} MB, {times(n['memory'])} times as much, "
-            f"for {cost}: {clause}.")
-
-
-def forward(data: dict[str, Any], device: str) -> str:
-    """`value_and_grad` against two calls on ``device``: matrix products
-    and time (and the kernels' time alone, where recorded)."""
+def forward_numbers(data: dict[str, Any]) -> dict[str, Any]:
+    """`value_and_grad` against two calls: matrix products of the three
+    versions, and the two calls' time over `value_and_grad`'s by the wall
+    clock and by the kernels alone (None where not recorded)."""
     f = pd.DataFrame(data["forward"]).set_index("version")
     dots, ms = f["dots"], f["ms"]
-    kernels = ""
-    if "kernel ms" in f:
-        k = f["kernel ms"]
-        kernels = f", {times(k.iloc[1] / k.iloc[0])} times counting only " \
-            "the kernels"
-    return (f"On the {device}, `value_and_grad` compiled to {dots.iloc[0]} "
-            f"matrix products against {dots.iloc[1]} for the two calls "
-            f"({dots.iloc[2]} when both are inside one `jit`), and the two "
-            f"calls took {times(ms.iloc[1] / ms.iloc[0])} times as long by "
-            f"the wall clock{kernels}: {_clause(data, claims.FORWARD)}.")
+    kernels = (f["kernel ms"].iloc[1] / f["kernel ms"].iloc[0]
+               if "kernel ms" in f else None)
+    return {"dots": int(dots.iloc[0]), "two_calls_dots": int(dots.iloc[1]),
+            "one_jit_dots": int(dots.iloc[2]),
+            "wall": ms.iloc[1] / ms.iloc[0], "kernels": kernels}
 
 
 def _reconcile(ratio: float, data: dict[str, Any], here_jaxlib: str,
