@@ -111,32 +111,13 @@ def _reference(data, jaxlib="0.11.2"):
                   {"device": "H100", "jaxlib": jaxlib})
 
 
-def test_remat_compiled_here_is_reconciled_with_the_gpus_own_compile():
+def test_remat_plan_numbers_read_xla_gpus_plan_against_the_predictions():
     memory = predictions.remat_bytes(1024, 4096, 6)
-    products = predictions.remat_products(6)
-    sizes = claims.GPU_SIZES["remat"]
-    said = reference.remat_compiled(_compiled(), products, memory, sizes)
-    assert "hold 35 and 41 matrix products, exactly as predicted" in said
-    # A prediction from XLA's count, not a batch tried on the GPU.
-    assert ("By XLA's count of the step's peak, a batch about 4.8 times as "
-            "large should fit in the same memory.") in said
-    assert "0.36 times as much." in said and "H100's" not in said
-    said = reference.remat_compiled(_compiled(), products, memory, sizes,
-                                    _reference(_data()), "0.10.2")
-    assert "The H100's run above found 0.40 times (1000 MB and 400 MB) " \
-        "instead" in said
-    assert "the H100's by jaxlib 0.11.2, this one by jaxlib 0.10.2" in said
-    same = reference.remat_compiled(_compiled(), products, memory, sizes,
-                                    _reference(_data(), "0.10.2"), "0.10.2")
-    assert "both by jaxlib 0.10.2" in same
-    agree = reference.remat_compiled(_compiled((1000.0, 400.0)), products,
-                                     memory, sizes, _reference(_data()),
-                                     "0.10.2")
-    assert "found the same, 0.40 times" in agree and "jaxlib" not in agree
-    other = reference.remat_compiled(_compiled(), products, memory,
-                                     (512, 2048, 1024), _reference(_data()))
-    assert other.endswith("measured other sizes, so its temporary memory "
-                          "is not compared here.")
+    got = reference.remat_plan_numbers(_compiled(), memory)
+    assert (got["plain_dots"], got["remat_dots"]) == (35, 41)
+    assert got["batch_ratio"] == pytest.approx(233472 / 49152)
+    assert got["memory"] == pytest.approx(319 / 889)
+    assert got["plain_share"] == pytest.approx(233472 / memory[0].value)
 
 
 def test_precision_numbers_read_the_largest_n():

@@ -77,23 +77,6 @@ def test_remat_survives_unless_a_pass_after_the_barriers_merges_it():
     assert bool(drops) == merged
     if merged:  # the copies merge only once the barriers are gone
         assert removed is not None and drops[0] > removed["step"]
-    story = transforms.describe_remat_passes(passes, "XLA:CPU")
-    assert ("merges the recomputation" in story) == merged
-
-
-def test_the_remat_story_names_the_pass_and_the_counts():
-    kept = {"barriers removed at": {"step": 27, "pass": "cse_barrier_"
-                                    "expander", "pipeline": "after_sched"},
-            "products": [{"step": -1, "after pass": "(input)",
-                          "pipeline": "(input)", "count": 41}]}
-    assert "all 41 products survive" in transforms.describe_remat_passes(
-        kept, "XLA:CPU")
-    merged = {**kept, "products": [
-        *kept["products"], {"step": 30, "after pass": "dce",
-                            "pipeline": "simplification", "count": 35}]}
-    story = transforms.describe_remat_passes(merged, "XLA:CPU")
-    assert "from 41 to 35 after pass 30 (`dce`" in story
-    assert "pass 27 (`cse_barrier_expander`" in story
 
 
 @pytest.mark.slow

@@ -9,9 +9,7 @@ from typing import Any
 import pandas as pd
 
 from helpers.page.arithmetic import Worked
-from helpers.page.tables import number
 from helpers.workbook.ch05_transformations import claims, predictions
-from helpers.workbook.ch05_transformations.claims import times
 
 
 def vmap_numbers(data: dict[str, Any]) -> dict[str, float]:
@@ -65,60 +63,24 @@ def forward_numbers(data: dict[str, Any]) -> dict[str, Any]:
             "wall": ms.iloc[1] / ms.iloc[0], "kernels": kernels}
 
 
-def _reconcile(ratio: float, data: dict[str, Any], here_jaxlib: str,
-               gpu_jaxlib: str) -> str:
-    """The temporary-memory ratio compiled here against the one the
-    recording's own compile on the H100 gave, and why they can differ."""
-    n = claims.remat_numbers(data)
-    there = (f"{times(n['memory'])} times ({number(n['plain MB'])} MB and "
-             f"{number(n['remat MB'])} MB)")
-    if times(n["memory"]) == times(ratio):
-        return (f"The H100's own run found the same, {there}: both are "
-                "XLA's buffer assignment, fixed when the step is compiled.")
-    compilers = (f"the H100's by jaxlib {gpu_jaxlib}, this one by jaxlib "
-                 f"{here_jaxlib}" if gpu_jaxlib != here_jaxlib else
-                 f"both by jaxlib {here_jaxlib}")
-    return (f"The H100's run above found {there} instead. Neither is "
-            "measured while the step runs: both are XLA's buffer "
-            "assignment, fixed when the step is compiled, but by two "
-            f"compilations, {compilers}, and only the one on the H100 "
-            "could time candidate kernels for its matrix products "
-            "(autotuning). Either difference can change the buffers XLA "
-            "assigns, so each ratio holds for the compiler that made it.")
 
 
-def remat_compiled(compiled: pd.DataFrame, products: tuple[Worked, Worked],
-                   memory: tuple[Worked, Worked], sizes: tuple[int, ...],
-                   recorded: Any = None, here_jaxlib: str = "") -> str:
-    """XLA:GPU's plan for both steps as compiled here for an H100 at
-    ``sizes`` (rows ``remat`` False and True, as
-    `transforms.remat_on_gpu` gives them): matrix products and bytes per
-    example against the predictions, temporary memory, and that memory
-    against the ratio in ``recorded`` (the reference GPU's
-    `helpers.measuring.results.Result`, when available)."""
-    dots = [int(compiled.loc[flag, "dots"]) for flag in (False, True)]
-    wanted = [round(w.value) for w in products]
-    said = ("exactly as predicted" if dots == wanted else
-            f"against {wanted[0]} and {wanted[1]} predicted")
-    per = [float(compiled.loc[flag, "bytes per example"])
-           for flag in (False, True)]
-    share = [p / m.value for p, m in zip(per, memory)]
-    temp = [float(compiled.loc[flag, "temp MB"]) for flag in (False, True)]
-    text = (f"Compiled here for an H100, the plain and checkpointed steps "
-            f"hold {dots[0]} and {dots[1]} matrix products, {said}, and each "
-            f"example adds {number(per[0] / 1e3)} kB and "
-            f"{number(per[1] / 1e3)} kB to the step's peak, "
-            f"{share[0]:.2f} and {share[1]:.2f} times "
-            "the predicted bytes. By XLA's count of the step's peak, a "
-            f"batch about {per[0] / per[1]:.1f} times as large should fit "
-            "in the same memory. "
-            f"Their temporary memory is {number(temp[0])} MB and "
-            f"{number(temp[1])} MB, {times(temp[1] / temp[0])} times as much.")
-    if recorded is None or not recorded.available:
-        return text
-    if tuple(claims.sizes_of(recorded.data)["remat"]) != tuple(sizes):
-        return (f"{text} The H100's run measured other sizes, so its "
-                "temporary memory is not compared here.")
-    return " ".join((text, _reconcile(temp[1] / temp[0], recorded.data,
-                                      here_jaxlib,
-                                      recorded.provenance["jaxlib"])))
+def remat_plan_numbers(compiled: pd.DataFrame,
+                       memory: tuple[Worked, Worked]) -> dict[str, float]:
+    """XLA:GPU's plan for the plain and checkpointed steps
+    (`transforms.remat_on_gpu`, rows ``remat`` False and True): matrix
+    products, kB each example adds to the peak and its share of the
+    predicted bytes (``memory``, `predictions.remat_bytes`), how many
+    times as large a batch fits checkpointed, and temporary memory (MB,
+    and checkpointed over plain)."""
+    row = {flag: compiled.loc[flag] for flag in (False, True)}
+    per = {flag: float(row[flag]["bytes per example"]) for flag in row}
+    temp = {flag: float(row[flag]["temp MB"]) for flag in row}
+    return {"plain_dots": int(row[False]["dots"]),
+            "remat_dots": int(row[True]["dots"]),
+            "plain_kb": per[False] / 1e3, "remat_kb": per[True] / 1e3,
+            "plain_share": per[False] / memory[0].value,
+            "remat_share": per[True] / memory[1].value,
+            "batch_ratio": per[False] / per[True],
+            "plain_mb": temp[False], "remat_mb": temp[True],
+            "memory": temp[True] / temp[False]}

@@ -357,24 +357,3 @@ def remat_passes(width: int = 64, hidden: int = 256, batch: int = 32,
                 "records")}
 
 
-def describe_remat_passes(passes: dict[str, Any], backend: str) -> str:
-    """One sentence on what `remat_passes` found for ``backend``."""
-    removed, products = passes["barriers removed at"], passes["products"]
-    first, last = products[0]["count"], products[-1]["count"]
-    if removed is None:
-        return (f"{backend} kept the barriers to the end, and all {first} "
-                "products with them.")
-    where = (f"in pass {removed['step']} (`{removed['pass']}`, pipeline "
-             f"`{removed['pipeline']}`)")
-    if last < first:
-        drop = next(p for p in products if p["count"] == last)
-        return (f"{backend} removes the barriers {where}, and a later "
-                f"simplification merges the recomputation back into the "
-                f"forward pass: the products go from {first} to {last} "
-                f"after pass {drop['step']} (`{drop['after pass']}`, "
-                f"pipeline `{drop['pipeline']}`).")
-    return (f"{backend} removes the barriers only {where}, when no pass "
-            f"that could merge the copies is left to run, so all {first} "
-            "products survive.")
-
-
