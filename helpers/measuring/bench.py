@@ -123,16 +123,24 @@ class Timing:
                    compile_s=data.get("compile_s"))
 
     def __repr__(self) -> str:
+        # The spread is shown where it is large enough to matter (IQR over
+        # the median above SPREAD_WARNING): `noisy` says so, and a reader
+        # sees the number, not an alarm.
+        spread = (f", spread {self.rel_spread:.0%} of the median"
+                  if self.noisy else "")
         text = (f"{self.name}: median {format_seconds(self.median)} "
-                f"(IQR {format_seconds(self.iqr)}, min "
+                f"(IQR {format_seconds(self.iqr)}{spread}, min "
                 f"{format_seconds(self.min)}, n={self.n})")
         if self.compile_s is not None:
             text += f"; first call {format_seconds(self.compile_s)}"
-        if self.rel_spread > SPREAD_WARNING:
-            text += (f"\n  warning: spread is {self.rel_spread:.0%} of the "
-                     "median; the machine is noisy or the work too small. "
-                     "Increase repeat or the problem size.")
         return text
+
+    @property
+    def noisy(self) -> bool:
+        """True when the times spread by more than `SPREAD_WARNING` of the
+        median (IQR over median): the machine was busy or the work too
+        small, and more ``repeat`` or a larger problem would tighten it."""
+        return self.rel_spread > SPREAD_WARNING
 
 
 def format_seconds(seconds: float) -> str:

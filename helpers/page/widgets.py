@@ -125,9 +125,11 @@ def _static_table(table: pd.DataFrame, pickers: dict[str, Any],
             index=False, float_format=number)
         rest = (f"<details><summary>All {len(table)} rows</summary>"
                 f"{every_row}</details>")
-    else:
-        rest = (f"<p>{len(table)} rows in all: run the page to explore "
-                f"them.</p>")
+    else:  # too many to read: the first of them, the rest live
+        first = table[[*pickers, *show]].head(MAX_FOLDED_ROWS).to_html(
+            index=False, float_format=number)
+        rest = (f"<details><summary>The first {MAX_FOLDED_ROWS} of "
+                f"{len(table)} rows</summary>{first}</details>")
     return (f"<div>{default_view}<p><i>Controls, live when the page runs "
             f"in Jupyter or Colab</i>: {choices}.</p>{rest}</div>")
 

@@ -46,9 +46,11 @@ def test_explore_draws_as_html_where_no_kernel_runs():
     assert "All 6 rows" in static and static.count("<tr") == 2 + 7
 
 
-def test_a_big_grid_is_left_to_the_live_widget():
+def test_a_big_grid_folds_its_first_rows():
     grid = pd.DataFrame({"n": range(widgets.MAX_FOLDED_ROWS + 1)})
     grid["twice"] = 2 * grid["n"]
     static = widgets.explore(grid, ["n"])._repr_mimebundle_()["text/html"]
-    assert f"{len(grid)} rows in all" in static
-    assert static.count("<tr") == 2  # the header and the chosen row
+    assert (f"The first {widgets.MAX_FOLDED_ROWS} of {len(grid)} rows"
+            in static)
+    # the chosen row (and header), then the folded rows (and header)
+    assert static.count("<tr") == 2 + widgets.MAX_FOLDED_ROWS + 1

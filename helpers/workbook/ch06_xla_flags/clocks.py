@@ -95,9 +95,7 @@ def _wall_column(default: dict[str, Any], others: dict[str, dict[str, Any]],
     if not beyond:
         return text + ", and no setting moved further."
     return text + f", and {prose.and_list(beyond)} moved further" + (
-        ": a real effect." if spread is not None else
-        ", but the recording keeps no spread of the wall times: a reason "
-        "to measure again, not a verdict.")
+        ": a real effect." if spread is not None else ".")
 
 
 def pgle_comparison(auto: dict[str, Any], where: str,
@@ -134,20 +132,6 @@ def _compilations(auto: dict[str, Any]) -> str:
             f"{without['compilations']}{note}")
 
 
-def pgle(data: dict[str, Any], gpu: str) -> str | None:
-    """Automatic PGLE on the reference GPU, judged once: by the wall clock
-    where the loop's span under the profiler exceeds its call
-    (`pgle_inflation`), else by the span (`pgle_comparison`); with why
-    one GPU gives PGLE nothing to do."""
-    text = pgle_inflation(data, gpu) or pgle_comparison(
-        data.get("auto_pgle", {}), f"On the {gpu}",
-        runs(data, "small_kernels").get("(none)"))
-    if text is None or text.endswith("a real effect."):
-        return text
-    return text + (" On one GPU there is no communication for PGLE's "
-                   "schedule to overlap.")
-
-
 def pgle_by_wall(auto: dict[str, Any], kernels: int | None = None
                  ) -> str | None:
     """Where the loop's span without PGLE exceeds its call
@@ -181,17 +165,29 @@ def pgle_by_wall(auto: dict[str, Any], kernels: int | None = None
                        f"than {bound}: no effect shown.")
     if spread is None:
         return text + (". By the wall clock PGLE's difference is larger "
-                       "than that, but the recording keeps no spread of "
-                       "the wall times: a reason to measure again, not a "
-                       "verdict.")
+                       "than that.")
     return text + (". By the wall clock PGLE's difference is larger than "
                    "both: a real effect.")
 
 
-def pgle_inflation(data: dict[str, Any], gpu: str) -> str | None:
-    """`pgle_by_wall` on the reference GPU (the loop's kernels a call
-    from the settings' default run); None where the span is within its
-    call."""
-    kernels = runs(data, "small_kernels").get("(none)", {}).get("kernels")
-    said = pgle_by_wall(data.get("auto_pgle", {}), kernels)
-    return said and f"On the {gpu}, {said[0].lower()}{said[1:]}"
+
+
+def pgle_numbers(data: dict[str, Any]) -> dict[str, Any] | None:
+    """Automatic PGLE on the small-kernel loop (``data``'s ``auto_pgle``
+    run and the settings' default run), for the page's paragraph: the
+    loop's span without PGLE (s) against its unprofiled call (``wall``,
+    s), the kernels a call, PGLE's time over the time without by the
+    unprofiled wall clock, and how far a second process without PGLE was
+    from the first (``apart``). None without the runs."""
+    auto = data.get("auto_pgle", {})
+    without, with_pgle = auto.get("without"), auto.get("with")
+    again = auto.get("without, again")
+    if not (without and with_pgle and again and without.get("wall s")
+            and with_pgle.get("wall s") and again.get("wall s")):
+        return None
+    return {"span": without["median s"], "wall": without["wall s"],
+            "span_over_call": without["median s"] / without["wall s"],
+            "kernels": runs(data, "small_kernels").get(
+                "(none)", {}).get("kernels"),
+            "pgle_over_without": with_pgle["wall s"] / without["wall s"],
+            "apart": abs(again["wall s"] / without["wall s"] - 1)}

@@ -72,10 +72,6 @@ def timed_sentence(graded: dict[str, dict[str, object]],
     unknown = [n for n in numbers if graded[n]["criteria"] is None]
     changed = [n for n in numbers if n not in unknown
                and graded[n]["criteria"] != today.get(n)]
-    if unknown:
-        text += (" Its file does not record the targets the tests graded, "
-                 "so whether they were today's is not known; a newer run "
-                 "of `tests/gpu` records them.")
     if changed:
         text += (f" The target{'s' if len(changed) > 1 else ''} of "
                  f"exercise{'s' if len(changed) > 1 else ''} "
