@@ -7,7 +7,8 @@ reports what a reader would trip over:
 - an output block wider than the text column (cut off at the page edge),
   and a table that hides more than a few pixels of its columns behind a
   sideways scroll;
-- a word a table cell breaks over two lines;
+- a word a table cell breaks over two lines, and a table cell over three
+  lines (at 1280 px);
 - an image that did not load;
 - literal MyST syntax that did not render (``{glue:text}`...` ``,
   ``{cite}`...` ``, a stray ``{glue`` role);
@@ -139,6 +140,20 @@ for (const cell of document.querySelectorAll(
         found.push(['word broken inside a table cell', word[0]]);
       }
     }
+  }
+}
+// A table cell over three lines: the table is crushed into the column
+// (shorten its words, move long text out of the table, or split it).
+for (const cell of document.querySelectorAll(
+    'article table td, article table th')) {
+  if (!shown(cell) || cell.closest('pre')) continue;
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  const lines = new Set([...range.getClientRects()]
+    .filter(r => r.width > 0 && r.height > 0).map(r => Math.round(r.top)));
+  if (lines.size > 3) {
+    found.push(['table cell over three lines', `${lines.size} lines: `
+      + cell.innerText.trim().slice(0, 60)]);
   }
 }
 // A table of more than about six columns does not fit the text width.

@@ -213,22 +213,17 @@ class Report:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        """A table of the findings and notes (pattern, evidence,
-        confidence), then each pattern's fix as a sentence of its own, so
-        that no column is too narrow to read."""
+        """Each finding and note as a short block: its pattern (a link to
+        its section) and confidence, then its evidence and its cost on an
+        H100, each a line of its own, so that long evidence reads at any
+        width; then each pattern's fix as a sentence."""
         head = (f"<p><b>examine({html.escape(self.function)})</b>: "
                 f"{len(self.findings) or 'no'} finding(s)"
                 f"{f', {len(self.notes)} note(s)' if self.notes else ''}"
                 "</p>")
-        rows = "".join(_html_row(f, f.confidence) for f in self.findings)
-        rows += "".join(_html_row(f, "note") for f in self.notes)
-        table = ("<table style='table-layout: fixed; width: 100%'>"
-                 "<colgroup><col style='width: 22%'><col style='width: 38%'>"
-                 "<col style='width: 28%'><col style='width: 12%'>"
-                 "</colgroup><tr><th>pattern (its section)</th>"
-                 "<th>evidence</th><th>cost on an H100</th>"
-                 "<th>confidence</th></tr>"
-                 f"{rows}</table>") if rows else ""
+        blocks = "".join(_html_block(f, f.confidence)
+                         for f in self.findings)
+        blocks += "".join(_html_block(f, "note") for f in self.notes)
         patterns = dict.fromkeys(f.pattern for f in (*self.findings,
                                                      *self.notes))
         fixes = "".join(f"<p><b>Fix</b> for <i>"
@@ -236,18 +231,19 @@ class Report:
                         f"{_code(PATTERNS[p].fix)}.</p>" for p in patterns)
         skipped = "".join(f"<p>not checked: {html.escape(c)} "
                           f"({html.escape(w)})</p>" for c, w in self.skipped)
-        return head + table + fixes + skipped
+        return head + blocks + fixes + skipped
 
 
-def _html_row(finding: Finding, confidence: str) -> str:
-    # the pattern links to its section: one column fewer than the text
+def _html_block(finding: Finding, confidence: str) -> str:
+    """One finding: the pattern, linked to its section, and its
+    confidence; its evidence and its cost on an H100 beneath."""
     pattern = (f"<a href='{finding.about.link}'>"
                f"{html.escape(finding.about.title)}</a>")
-    cells = (_inline_code(finding.evidence),
-             _inline_code(finding.cost or "not priced"),
-             html.escape(confidence))
-    return (f"<tr><td>{pattern}</td>"
-            + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return (f"<div class='finding'><p><b>{pattern}</b> "
+            f"({html.escape(confidence)})</p><ul>"
+            f"<li>evidence: {_inline_code(finding.evidence)}</li>"
+            "<li>cost on an H100: "
+            f"{_inline_code(finding.cost or 'not priced')}</li></ul></div>")
 
 
 def _code(text: str) -> str:
@@ -256,10 +252,11 @@ def _code(text: str) -> str:
 
 
 def _inline_code(text: str) -> str:
-    """Text for a table cell: `backticked` spans as code, and a break
+    """Text for a narrow place: `backticked` spans as code, and a break
     allowed after each comma, dot and underscore, so that a long name or
     shape list (f32[1000,1000,3,25], jax.default_matmul_precision) wraps
     inside a narrow column instead of widening the table."""
     escaped = html.escape(text)
     breakable = re.sub(r"([,._])", r"\1<wbr>", escaped)
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", breakable)
+

@@ -192,16 +192,19 @@ class Report:
         """The report as HTML; errors and hints fold away in <details>."""
         colour = {PASSED: "#1a7f37", NOT_YET: "#b35900"}.get(self.status,
                                                              "#57606a")
-        rows = "".join(
-            f"<tr><td>{_MARK[o.status]}</td><td>{html.escape(o.criterion)}"
-            f"</td><td>{html.escape(o.detail)}{_folded_error(o)}</td></tr>"
+        # a list, not a table: a criterion and its detail read at any
+        # width, however long the detail (an error's first line can be)
+        items = "".join(
+            f"<li>{_MARK[o.status]} <b>{html.escape(o.criterion)}</b>: "
+            f"{html.escape(o.detail)}{_folded_error(o)}</li>"
             for o in self.outcomes)
         hints = "".join(
             f"<details><summary>Hint {i}</summary>{html.escape(h)}"
             "</details>" for i, h in enumerate(self.failed_hints(), 1))
         return (f"<div><b>{html.escape(self.title)}</b>: "
                 f"<b style='color:{colour}'>{self.status}</b>"
-                f"<table>{rows}</table>{hints}</div>")
+                f"<ul style='list-style: none; padding-left: 0'>{items}</ul>"
+                f"{hints}</div>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None
                           ) -> dict[str, str]:

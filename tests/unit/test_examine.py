@@ -335,14 +335,14 @@ def test_a_report_reads_as_text_and_as_a_table():
     assert "cost: a host round trip" in text
     assert "10_field_guide.html#guide-host-round-trip" in text
     html = report._repr_html_()
-    assert "<table style='table-layout: fixed; width: 100%'>" in html
+    assert "<table" not in html  # blocks read at any width
     assert "href='10_field_guide.html#" in html
     assert "`" not in html  # backticked names are shown as code
-    # four columns (the pattern links to its section); the fix is a
-    # sentence under the table, too long for a column of its own
-    assert html.count("<th>") == 4
-    assert "<th>cost on an H100</th>" in html
-    table, after = html.split("</table>")
+    # a block per finding (its pattern links to its section), then the
+    # fix as a sentence of its own
+    assert html.count("<div class='finding'>") == 1
+    assert "<li>cost on an H100: a host round trip" in html
+    table, after = html.split("</div>", 1)
     assert "give the loop a static trip count" not in table
     assert ("<p><b>Fix</b> for <i>loop that asks the host every step</i>: "
             "give the loop a static trip count") in after

@@ -175,9 +175,9 @@ def test_the_reproducibility_table_says_which_execution_each_page_shows(
         page.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(gpu, page)
     table = executed_pages.executions_table(chapters).splitlines()
-    assert table[2] == ("| Copying | H100 | 1 December 2026 | 12 | "
+    assert table[2] == ("| 1 copying | H100 | 2026-12-01 | 12 | "
                         "1980 → 1755 | 41 → 63 | software power cap |")
-    assert table[3] == ("| Copying | CPU | 28 November 2026 | 12 | — | — "
+    assert table[3] == ("| 2 edited | CPU | 2026-11-28 | 12 | — | — "
                         "| — |")
     assert table[-1] == ("Shown from this machine because their code "
                          "changed after the reference GPU executed them: "

@@ -22,18 +22,20 @@ def executions_table(chapters_dir: Path) -> str:
     them."""
     rows = [shown(path) for path in sorted(chapters_dir.glob(
         "[0-9][0-9]_*.ipynb"))]
-    lines = ["| page | executed on | day | seconds | SM clock (MHz) | "
-             "temperature (°C) | clock held down |",
+    # Short cells, so that seven columns fit the text column: the page by
+    # its chapter number and name, the day as a date.
+    lines = ["| page | on | day | s | SM MHz | °C | clock held |",
              "| --- | --- | --- | ---: | --- | --- | --- |"]
     for row in rows:
         run = row["execution"]
+        page = chapter_label(row["chapter"])
         if run is None:
-            lines.append(f"| {row['title']} | — | — | — | — | — | — |")
+            lines.append(f"| {page} | — | — | — | — | — | — |")
             continue
         start, end = run.get("gpu_start"), run.get("gpu_end")
         lines.append(
-            f"| {row['title']} | {short_name(run)} | "
-            f"{day(run['executor']['date'])} | {run['seconds']:.0f} | "
+            f"| {page} | {short_name(run)} | "
+            f"{str(run['executor']['date'])[:10]} | {run['seconds']:.0f} | "
             f"{_span(start, end, 'sm_clock_mhz')} | "
             f"{_span(start, end, 'temperature_c')} | "
             f"{_held(start, end)} |")
@@ -44,6 +46,18 @@ def executions_table(chapters_dir: Path) -> str:
                   "after the reference GPU executed them: "
                   + "; ".join(set_aside) + "."]
     return "\n".join(lines)
+
+
+def chapter_label(stem: str) -> str:
+    """A chapter's number and name from its file's stem.
+
+    Example:
+        >>> chapter_label("10_field_guide")
+        '10 field guide'
+    """
+    number, _, name = stem.partition("_")
+    return f"{int(number)} {name.replace('_', ' ')}" if number.isdigit() \
+        else stem.replace("_", " ")
 
 
 def _span(start: dict[str, Any] | None, end: dict[str, Any] | None,

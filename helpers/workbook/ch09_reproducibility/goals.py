@@ -235,6 +235,26 @@ def table(chapters: Path = Path("chapters")) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("chapter")
 
 
+def as_markdown(goals_table: pd.DataFrame) -> str:
+    """`table` as a list a page can show at any width: one item per goal,
+    its chapter and verdict first, then the goal, its numbers, where they
+    were measured and the verdict on other GPUs (six columns of long text
+    crush a table into cells of many lines)."""
+    from helpers.workbook.ch09_reproducibility.executed_pages import (
+        chapter_label)
+
+    items = []
+    for chapter, row in goals_table.iterrows():
+        others = row["on other GPUs"]
+        items.append(
+            f"- **{chapter_label(str(chapter))}: {row['verdict']}.** "
+            f"{str(row['goal'])[0].upper()}{str(row['goal'])[1:]}. "
+            f"Measured: {row['measured']}, on {row['measured on']}."
+            + (f" Other GPUs: {others}." if others and others != "—"
+               else ""))
+    return "\n".join(items)
+
+
 # The strict check's test: one case per chapter, comparing a new
 # execution with the page stored by the GPU's last visit.
 PAGES_TEST = "test_the_chapter_reproduces_its_stored_page"
