@@ -181,17 +181,6 @@ def against_fit(measured: pd.DataFrame, fitted: Fit,
     return table
 
 
-def worst_fit(table: pd.DataFrame) -> str:
-    """Where an `against_fit` table's model is furthest off, in a
-    sentence."""
-    off = np.abs(np.log(table["measured / model"]))
-    row = table.loc[off.idxmax()]
-    return (f"The model is furthest off at {row['devices']:.0f} devices "
-            f"and {row['KiB']:g} KiB: {row['measured µs']:.0f} µs measured "
-            f"against {row['model µs']:.0f} µs, "
-            f"{row['measured / model']:.2f} times.")
-
-
 def bus_bandwidth(collective: str, n_bytes: float, devices: int,
                   seconds: float) -> float:
     """Bytes per second a collective's time stands for on each link, as

@@ -263,23 +263,6 @@ def predicted_collectives(layers: int
     }
 
 
-def plan_verdicts(plans: pd.DataFrame,
-                  predicted: dict[str, tuple[str, arithmetic.Worked]]) -> str:
-    """How `plan_table`'s counts compare with `predicted_collectives`, a
-    clause per plan, naming a count the combiner merged."""
-    said = []
-    for plan, (column, count) in predicted.items():
-        got, want = int(plans.loc[plan, column]), round(count.value)
-        how = ("as predicted" if got == want else
-               f"merged from {want} by the combiner" if got < want else
-               f"more than the {want} predicted")
-        said.append(f"{plan}, {got} {column}{'s' if got != 1 else ''} "
-                    f"({how})")
-    return "Compiled: " + "; ".join(said) + "."
-
-
-# --- the all-reduce combiner ---------------------------------------------
-
 def all_reduce_operands(text: hlo.Program) -> list[int]:
     """How many arrays each all-reduce of a compiled module reduces: a
     combined all-reduce takes a tuple of several."""
@@ -380,8 +363,6 @@ def psum_sweep(device_counts: tuple[int, ...], sizes: tuple[int, ...],
                          "seconds": time_psum(mesh, mesh.axis_names[0],
                                               n_bytes, repeat)})
     return pd.DataFrame(rows)
-
-
 
 
 # XLA:GPU's scheduling settings compared by `schedule_on_gpu`. Off by its
