@@ -130,20 +130,18 @@ def test_durations_read_in_ms_or_us():
 
 def test_missing_rows_give_no_sentence():
     assert verdicts.settings_story({"rows": []}, GPU) is None
-    assert verdicts.autotuning({"rows": []}, GPU) is None
+    assert verdicts.autotuning_numbers({"rows": []}) is None
     assert clocks.pgle_numbers({"rows": []}) is None
 
 
-def test_autotuning_is_worth_it_or_not():
+def test_autotuning_numbers_give_compile_saved_and_run_cost():
     data = first_visit.load("06_xla_flags/effects")["data"]
-    text = verdicts.autotuning(data, GPU)
-    assert "compile 3.2 times as fast" in text
-    assert "worth its compile time" in text
-    assert "20.2" not in text  # the run time is the table's to give
+    got = verdicts.autotuning_numbers(data)
+    assert got["compile"] == pytest.approx(3.2, abs=0.05)
+    assert got["run"] > 2
     cheap = {"rows": [row("(none)", 1.0, compile_s=3.0),
                       row("--xla_gpu_autotune_level=0", 1.05)]}
-    assert "bought little" in verdicts.autotuning(cheap, GPU)
-
+    assert verdicts.autotuning_numbers(cheap)["run"] == pytest.approx(1.05)
 
 def pgle(without, again, with_pgle, compilations=2):
     return {"rows": [], "auto_pgle": {
@@ -182,25 +180,21 @@ def test_a_span_longer_than_the_call_sends_the_reader_to_the_wall_clock():
     data = effects(1.0, 1.0)
     for entry, wall in zip(data["rows"], (0.64, 0.66, 0.63)):
         entry["wall s"] = wall  # the spans (1 s) are 1.56 times the call
-    text = clocks.profiler_inflation(data, GPU)
-    assert "1.56 times its whole unprofiled call" in text
-    assert ("there the default's second process differed from its first "
-            "by 3.1%, and no setting moved further.") in text
-    assert "0.98" not in text  # no ratio a setting
+    got = clocks.inflated_programs(data)
+    loop = got[data["rows"][0]["program"]]
+    assert loop["ratio"] == pytest.approx(1 / 0.64)
+    assert loop["apart"] == pytest.approx(0.66 / 0.64 - 1)
+    assert loop["beyond"] == []
     data["rows"][2]["wall s"] = 0.70  # 9% slower by the wall clock
-    text = clocks.profiler_inflation(data, GPU)
-    assert text.endswith("and `--flag` moved further.")
-    for entry in data["rows"]:
-        entry["wall spread"] = 0.02
-    assert clocks.profiler_inflation(data, GPU).endswith(
-        "`--flag` moved further: a real effect.")
+    assert clocks.inflated_programs(data)[
+        data["rows"][0]["program"]]["beyond"] == ["--flag"]
     for entry in data["rows"]:
         entry["wall spread"] = 0.12  # the wall times spread more than 9%
-    assert clocks.profiler_inflation(data, GPU).endswith(
-        "no setting moved further.")
+    assert clocks.inflated_programs(data)[
+        data["rows"][0]["program"]]["beyond"] == []
     for entry in data["rows"]:
         entry["wall s"] = 1.2  # spans inside their calls: nothing to say
-    assert clocks.profiler_inflation(data, GPU) is None
+    assert clocks.inflated_programs(data) == {}
 
 
 def test_pgle_runs_longer_under_the_profiler_are_read_by_the_wall_clock():

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers.page import prose
 from helpers.workbook.ch06_xla_flags import flag_runs
 from helpers.workbook.ch06_xla_flags.verdicts import SAME, duration, runs
 
@@ -54,48 +53,33 @@ def wall_noise(default: dict[str, Any], again: dict[str, Any] | None,
             max(known) if len(known) == len(spreads) else None)
 
 
-def profiler_inflation(data: dict[str, Any], gpu: str) -> str | None:
-    """For each program whose default's span exceeds its call: that, and
-    whether by the wall clock (`verdicts.table`'s column) any setting
-    moved beyond that clock's noise. None where no span exceeds its
-    call."""
-    said = []
+def inflated_programs(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """For each program whose default's span exceeds its unprofiled call
+    by more than `SAME`: that span and call (s), their ratio, its kernels a
+    call, how far the default's second process was from its first by the
+    wall clock (``apart``), and the settings whose wall time moved
+    further than that (``beyond``)."""
+    found = {}
     for program in dict.fromkeys(row["program"] for row in data["rows"]):
         rows = runs(data, program)
         default = rows.get("(none)")
-        first = default and span_inflation(f"*{program}*'s", default)
-        if not default or not first:
+        if not default or span_inflation("", default) is None:
             continue
-        others = {f"`{flag}`": row for flag, row in rows.items()
+        others = {flag: row for flag, row in rows.items()
                   if flag not in ("(none)", flag_runs.AGAIN)
                   and row.get("wall s")}
-        said.append(first + " " + _wall_column(
-            default, others, rows.get(flag_runs.AGAIN)))
-    return (f"On the {gpu}, " + " ".join(said)) if said else None
-
-
-def _wall_column(default: dict[str, Any], others: dict[str, dict[str, Any]],
-                 again: dict[str, Any] | None) -> str:
-    """Where to read a program's settings instead (the wall clock, in
-    `verdicts.table`), and which moved there beyond the noise by it."""
-    judged = wall_noise(default, again, *others.values())
-    if judged is None:
-        return ("Read its settings by the wall clock (the wall ms column of "
-                "the measurements).")
-    apart, spread = judged
-    floor = max(apart, spread or 0.0)
-    beyond = [name for name, row in others.items()
-              if abs(row["wall s"] / default["wall s"] - 1) > floor]
-    noise = (f"the default's second process differed from its first by "
-             f"{apart:.1%}" + ("" if spread is None else
-                               f" and the wall times within a run spread "
-                               f"by up to {spread:.1%}"))
-    text = ("Read its settings by the wall clock (the wall ms column of "
-            f"the measurements): there {noise}")
-    if not beyond:
-        return text + ", and no setting moved further."
-    return text + f", and {prose.and_list(beyond)} moved further" + (
-        ": a real effect." if spread is not None else ".")
+        judged = wall_noise(default, rows.get(flag_runs.AGAIN),
+                            *others.values())
+        apart = None if judged is None else judged[0]
+        floor = max(judged[0], judged[1] or 0.0) if judged else None
+        found[program] = {
+            "span": default["median s"], "call": default["wall s"],
+            "ratio": default["median s"] / default["wall s"],
+            "kernels": default.get("kernels"), "apart": apart,
+            "beyond": [] if floor is None else [
+                flag for flag, row in others.items()
+                if abs(row["wall s"] / default["wall s"] - 1) > floor]}
+    return found
 
 
 def pgle_comparison(auto: dict[str, Any], where: str,
@@ -168,8 +152,6 @@ def pgle_by_wall(auto: dict[str, Any], kernels: int | None = None
                        "than that.")
     return text + (". By the wall clock PGLE's difference is larger than "
                    "both: a real effect.")
-
-
 
 
 def pgle_numbers(data: dict[str, Any]) -> dict[str, Any] | None:

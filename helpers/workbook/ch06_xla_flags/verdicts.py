@@ -131,7 +131,7 @@ def settings_table(data: dict[str, Any],
     (`threshold`), which way it ran (`outcome`), what was predicted
     where ``expected`` gives it by (program, flag), and whether it
     compiled the default's module. (The wall clock, which
-    `clocks.profiler_inflation` reads where the profiler slows a
+    `clocks.inflated_programs` reads where the profiler slows a
     program, is in `table`.)"""
     rows = []
     for program, flag in _settings(data):
@@ -242,22 +242,17 @@ def unjudged(data: dict[str, Any], program: str) -> str | None:
     return "This recording " + ", and ".join(missing) + "."
 
 
-def autotuning(data: dict[str, Any], gpu: str) -> str | None:
-    """What turning autotuning off saved at compile time for the matmul
-    with its epilogue, and whether that was worth the run time it cost
-    (which the settings table gives, so it is not repeated here)."""
+def autotuning_numbers(data: dict[str, Any]) -> dict[str, float] | None:
+    """The matmul with its epilogue with autotuning off against its
+    default: ``run`` (the time off over the default's) and ``compile``
+    (the default's compile time over the time off's). None without both
+    runs."""
     rows = runs(data, "matmul_epilogue")
     off, default = rows.get("--xla_gpu_autotune_level=0"), rows.get("(none)")
     if off is None or default is None:
         return None
-    run = off["median s"] / default["median s"]
-    compile_saved = default["compile s"] / off["compile s"]
-    verdict = ("autotuning's search is worth its compile time many times "
-               "over" if run > 2 else
-               "the search bought little for this program")
-    return (f"On the {gpu}, autotuning off made the bf16 matmul with its "
-            f"epilogue compile {compile_saved:.1f} times as fast; against "
-            f"the run time it cost (the settings table above), {verdict}.")
+    return {"run": off["median s"] / default["median s"],
+            "compile": default["compile s"] / off["compile s"]}
 
 
 def table(data: dict[str, Any]) -> pd.DataFrame:
