@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from helpers.page import arithmetic, prose
+from helpers.page import arithmetic
 from helpers.workbook.ch06_xla_flags import flag_runs, verdicts
 from helpers.workbook.ch05_transformations.steps import BF16_CAST, BF16_INPUTS
 
@@ -265,58 +265,37 @@ def expected(predictions: list[Prediction]
     return {(p.program, p.flag): p.expected for p in predictions}
 
 
-def against_estimate(prediction: Prediction, data: dict[str, Any]
-                     ) -> str | None:
-    """One sentence holding a worked number against the measurement, for
-    a prediction that has one (`Estimate`) and a run that can judge it;
-    None otherwise. The ratio to the default is the table's, not said."""
-    p, estimate = prediction, prediction.estimate
-    if estimate is None or outcome(data, p.program, p.flag) is None:
-        return None
-    rows = verdicts.runs(data, p.program)
-    default, row = rows["(none)"]["median s"], rows[p.flag]["median s"]
-    if estimate.kind == "added":
-        moved = row - default
-        noise = (verdicts.threshold(data, p.program, p.flag) or 0.0) * default
-        return (f"`{p.flag}` was predicted to add "
-                f"{verdicts.duration(estimate.seconds)} a call and "
-                + (f"added {verdicts.duration(moved)}" if moved >= 0 else
-                   f"took {verdicts.duration(-moved)} less")
-                + f", {'inside' if abs(moved) <= noise else 'beyond'} the "
-                f"noise of {verdicts.duration(noise)} a call.")
-    tuned = estimate.seconds
-    rate = (f" ({estimate.flops / row / 1e12:.3g} TFLOP/s)"
-            if estimate.flops else "")
-    return (f"*{p.program}*'s default took "
-            f"{verdicts.times(default / tuned)} times the "
-            f"{verdicts.duration(tuned)} estimated for a tuned kernel, and "
-            f"`{p.flag}` {verdicts.times(row / tuned)} times it{rate}.")
-
-
-def held(data: dict[str, Any], gpu: str, predictions: list[Prediction]
-         ) -> str | None:
-    """The worked numbers against the reference GPU's run, a sentence
-    for each prediction that has one, then in one sentence how many
-    predictions held (naming any that missed, and any setting with no
-    prediction); None when the recording decides none of them."""
+def held_numbers(data: dict[str, Any], predictions: list[Prediction]
+                 ) -> dict[str, Any]:
+    """The predictions against the reference GPU's run, for the page's
+    paragraph: ``seen`` (each judged setting's outcome by flag),
+    ``missed`` (the flags whose call the run contradicts), ``made`` (how
+    many calls were made and judged), and each estimate's numbers by flag:
+    for ``'added'``, the predicted and measured seconds added a call and
+    the noise; for ``'tuned'``, the tuned kernel's seconds, the default's
+    and the setting's multiples of it, and the setting's TFLOP/s."""
     judged = [(p, seen) for p in predictions
               if (seen := outcome(data, p.program, p.flag)) is not None]
-    if not judged:
-        return None
-    said = [s for p, _ in judged if (s := against_estimate(p, data))]
     made = [(p, seen) for p, seen in judged if p.expected is not None]
-    missed = [f"`{p.flag}` was predicted {p.expected} and ran {seen}"
-              for p, seen in made if seen != p.expected]
-    if not made:
-        said.append("No prediction was made.")
-    elif not missed:
-        said.append("The prediction held." if len(made) == 1 else
-                    f"All {len(made)} predictions held.")
-    else:
-        said.append(f"{len(made) - len(missed)} of the {len(made)} "
-                    f"predictions held: {'; '.join(missed)}.")
-    unmade = [f"`{p.flag}`" for p, _ in judged if p.expected is None]
-    if made and unmade:
-        said.append(f"None was made for {prose.and_list(unmade)}.")
-    text = " ".join(said)
-    return f"On the {gpu}, {text[0].lower()}{text[1:]}"
+    numbers: dict[str, Any] = {
+        "seen": {p.flag: seen for p, seen in judged},
+        "missed": [p.flag for p, seen in made if seen != p.expected],
+        "made": len(made), "estimates": {}}
+    for p, _ in judged:
+        if p.estimate is None:
+            continue
+        rows = verdicts.runs(data, p.program)
+        default, row = rows["(none)"]["median s"], rows[p.flag]["median s"]
+        if p.estimate.kind == "added":
+            numbers["estimates"][p.flag] = {
+                "predicted": p.estimate.seconds, "added": row - default,
+                "noise": (verdicts.threshold(data, p.program, p.flag)
+                          or 0.0) * default}
+        else:
+            numbers["estimates"][p.flag] = {
+                "tuned": p.estimate.seconds,
+                "default": default / p.estimate.seconds,
+                "setting": row / p.estimate.seconds,
+                "tflops": (p.estimate.flops / row / 1e12
+                           if p.estimate.flops else None)}
+    return numbers
