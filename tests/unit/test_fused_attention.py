@@ -6,7 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from helpers.workbook.ch04_profiling import attention, fused
+from helpers.workbook.ch04_profiling import (attention, fused,
+                                             fused_for_h100)
 from helpers.xla import crosscompile
 
 SHAPE = dict(batch=2, seq=64, n_embd=128, n_head=4)
@@ -50,7 +51,7 @@ def test_measure_compares_each_version_with_einsum(block):
                     reason=str(crosscompile.why_unavailable()))
 def test_on_an_h100_pallas_keeps_the_scores_on_the_chip():
     rows = {r["version"]: r for r in crosscompile.run(
-        fused.structure_on_gpu)}
+        fused_for_h100.structure)}
     assert rows["pallas"]["custom calls"] == ["__gpu$xla.gpu.triton"]
     scores_mb = 4 * 8 * 12 * 256 * 256 / 1e6
     assert (rows["einsum"]["temporary MB"]

@@ -3,7 +3,7 @@ chapter 6 says of the flag and of the schedule it makes."""
 
 import pytest
 
-from helpers.workbook.ch07_multi_gpu import collectives
+from helpers.workbook.ch07_multi_gpu import schedules
 from helpers.xla import crosscompile
 
 pytestmark = pytest.mark.skipif(not crosscompile.available(),
@@ -12,12 +12,12 @@ pytestmark = pytest.mark.skipif(not crosscompile.available(),
 
 @pytest.fixture(scope="module")
 def rows():
-    result = crosscompile.run(collectives.schedule_on_gpu)
+    result = crosscompile.run(schedules.schedule_on_gpu)
     return {(r["plan"], r["setting"]): r for r in result["rows"]}
 
 
 def test_the_flag_off_still_runs_the_scheduler_on_hopper(rows):
-    flag_on, flag_off, both_off = collectives.SCHEDULER_SETTINGS
+    flag_on, flag_off, both_off = schedules.SCHEDULER_SETTINGS
     for plan in ("data parallel", "fully sharded (FSDP)"):
         assert rows[plan, flag_off]["scheduler ran"]
         assert rows[plan, flag_off] | {"setting": flag_on} == \
@@ -26,7 +26,7 @@ def test_the_flag_off_still_runs_the_scheduler_on_hopper(rows):
 
 
 def test_the_scheduler_keeps_one_collective_in_flight(rows):
-    _, flag_off, both_off = collectives.SCHEDULER_SETTINGS
+    _, flag_off, both_off = schedules.SCHEDULER_SETTINGS
     dp = rows["data parallel", flag_off]
     assert dp["collectives"] == 12 and dp["most in flight"] == 1
     # without it, every all-reduce starts early and ends late

@@ -374,3 +374,4 @@ def measure_on_gpu(calls: int = 200, trials: int | None = None
     result["fused"] = fused.measure(params, x, sizes["n_head"],
                                     fns["einsum"], calls=calls)
     return result
+

@@ -7,8 +7,6 @@ when there are enough, simulated CPU devices otherwise.
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any, Callable
 
 import jax
@@ -290,7 +288,7 @@ def combined_all_reduces(mesh: jax.sharding.Mesh, layers: int,
 
 
 GPU_THRESHOLDS = (0, 256 * 1024, 4 * 1024 * 1024, None)  # None: default
-_GPU_FLAGS = ("xla_gpu_all_reduce_combine_threshold_bytes",
+GPU_COMBINE_FLAGS = ("xla_gpu_all_reduce_combine_threshold_bytes",
               "xla_gpu_all_gather_combine_threshold_bytes",
               "xla_gpu_reduce_scatter_combine_threshold_bytes")
 
@@ -324,7 +322,7 @@ def combine_on_gpu(devices: int = 8, layers: int = 6) -> dict[str, Any]:
         for threshold in GPU_THRESHOLDS:
             options: dict[str, Any] = (
                 {} if threshold is None else
-                {flag: threshold for flag in _GPU_FLAGS})
+                {flag: threshold for flag in GPU_COMBINE_FLAGS})
             text = lowered.compile(compiler_options=options).as_text()
             rows.append({"plan": name, "threshold_bytes": threshold,
                          **hlo.collective_counts(text),
@@ -364,61 +362,3 @@ def psum_sweep(device_counts: tuple[int, ...], sizes: tuple[int, ...],
                                               n_bytes, repeat)})
     return pd.DataFrame(rows)
 
-
-# XLA:GPU's scheduling settings compared by `schedule_on_gpu`. Off by its
-# flag, the latency hiding scheduler still runs on Hopper while XLA's
-# speed-of-light latency estimator is on (its default); only with both off
-# does the memory-minimising scheduler alone place the collectives.
-SCHEDULER_SETTINGS: dict[str, dict[str, bool]] = {
-    "flag on": {
-        "xla_gpu_enable_latency_hiding_scheduler": True},
-    "flag off (default)": {
-        "xla_gpu_enable_latency_hiding_scheduler": False},
-    "flag and SoL estimator off": {
-        "xla_gpu_enable_latency_hiding_scheduler": False,
-        "xla_gpu_enable_analytical_sol_latency_estimator": False},
-}
-
-
-def schedule_on_gpu(devices: int = 8, layers: int = 6,
-                    rows_per_device: int = 2048) -> dict[str, Any]:
-    """The data-parallel and FSDP gradient steps of a ``layers``-block MLP
-    (1 MiB weights) compiled for ``devices`` compile-only GPUs under each
-    of `SCHEDULER_SETTINGS`, every collective kept apart (combine
-    thresholds 0).
-
-    One row per plan and setting: whether the latency hiding scheduler's
-    passes ran (read from an XLA dump of the passes), the asynchronous
-    collectives, how many have kernels scheduled between their start and
-    done, the most kernels inside one (`hlo.async_windows`), and the most
-    in flight at once (`hlo.most_in_flight`)."""
-    mesh = compile_only_gpus(devices)
-    params = init_mlp(layers, 256, 1024, jax.random.key(0))
-    rows = []
-    for name in ("data parallel", "fully sharded (FSDP)"):
-        plan = sharding_plans()[name]
-        specs = [{k: jax.ShapeDtypeStruct(
-            w.shape, w.dtype, sharding=NamedSharding(mesh, plan[k]))
-            for k, w in block.items()} for block in params]
-        batch = jax.ShapeDtypeStruct(
-            (rows_per_device * devices, 256), jnp.float32,
-            sharding=NamedSharding(mesh, plan["x"]))
-        lowered = gradient_step(mesh, plan).lower(specs, batch)
-        for setting, flags in SCHEDULER_SETTINGS.items():
-            with tempfile.TemporaryDirectory() as dump:
-                options: dict[str, Any] = {
-                    **flags, **{flag: 0 for flag in _GPU_FLAGS},
-                    "xla_dump_to": dump,
-                    "xla_dump_hlo_pass_re": "latency-hiding-scheduler"}
-                text = lowered.compile(compiler_options=options).as_text()
-                ran = any(Path(dump).glob("*latency-hiding-scheduler*"))
-            windows = hlo.async_windows(text)
-            rows.append({
-                "plan": name, "setting": setting, "scheduler ran": ran,
-                "collectives": len(windows),
-                "overlapped": sum(w.kernels_between > 0 for w in windows),
-                "most kernels inside": max(
-                    w.kernels_between for w in windows),
-                "most in flight": hlo.most_in_flight(text)})
-    return {"devices": devices, "layers": layers,
-            "rows_per_device": rows_per_device, "rows": rows}
