@@ -30,9 +30,12 @@ FAULTS = {
     "no_alt": (f"<img src='{PIXEL}'>", "figure without alt text"),
     "many_columns": ("<table><tr>" + "<td>1</td>" * 8 + "</tr></table>",
                      "table wider than seven columns"),
-    "broken_word": ("<table><tr><td style='width:30px;overflow-wrap:"
-                    "anywhere'>memoryboundkernel</td></tr></table>",
+    "broken_word": ("<table><tr><td style='width:60px;overflow-wrap:"
+                    "anywhere'>memorybound</td></tr></table>",
                     "word broken inside a table cell"),
+    "tall_cell": ("<table><tr><td style='width:60px'>one two three four "
+                  "five six seven eight nine ten</td></tr></table>",
+                  "table cell over three lines"),
     "role": ("<p>It took {glue:text}`k25_ms` ms.</p>", "literal MyST syntax"),
     "blank": ("<p>On the GPU it took (no recording yet) ms.</p>",
               "missing-recording blank"),
