@@ -68,8 +68,9 @@ FLAGS: dict[str, tuple[str, str, str]] = {
         PERF_TIPS + " (as of jaxlib 0.4.18)"),
     "--xla_gpu_enable_analytical_sol_latency_estimator": (
         "estimate each operation's time for the latency hiding scheduler "
-        "from the GPU's speed of light; on an H100 it also runs the "
-        "scheduler while the scheduler's own flag is off", "", ""),
+        "from the GPU's speed of light; in jaxlib 0.10.2, on an H100, it "
+        "also runs the scheduler while the scheduler's own flag is off",
+        "", ""),
     "--xla_gpu_memory_limit_slop_factor": (
         "percentage of device memory the latency hiding scheduler plans "
         "for", "95", PERF_TIPS),

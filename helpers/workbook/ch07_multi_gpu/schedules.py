@@ -16,10 +16,11 @@ from jax.sharding import NamedSharding
 from helpers.workbook.ch07_multi_gpu import collectives
 from helpers.xla import hlo
 
-# XLA:GPU's scheduling settings compared by `schedule_on_gpu`. Off by its
-# flag, the latency hiding scheduler still runs on Hopper while XLA's
-# speed-of-light latency estimator is on (its default); only with both off
-# does the memory-minimising scheduler alone place the collectives.
+# XLA:GPU's scheduling settings compared by `schedule_on_gpu`. In jaxlib
+# 0.10.2, off by its flag, the latency hiding scheduler still runs on
+# Hopper while XLA's speed-of-light latency estimator is on (its
+# default); in 0.12 the flag alone stops it. With both off the
+# memory-minimising scheduler alone places the collectives.
 SCHEDULER_SETTINGS: dict[str, dict[str, bool]] = {
     "flag on": {
         "xla_gpu_enable_latency_hiding_scheduler": True},
