@@ -102,16 +102,11 @@ def call(fn: Callable[..., Any], *args: Any, env: dict[str, str] | None = None,
     """
     from helpers.measuring import machine as book_env
     target = target_of(fn)
-    child_env = {**os.environ, **(env or {})}
-    for name in drop_env:
-        child_env.pop(name, None)
-    child_env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (*python_path, book_env.repo_root(),
-                    child_env.get("PYTHONPATH")) if p)
     done = subprocess.run(
         [sys.executable, "-m", "helpers.xla.fresh_process"],
         input=json.dumps({"target": target, "args": args}),
-        env=child_env, capture_output=True, text=True, timeout=timeout,
+        env=_child_env(env or {}, drop_env, python_path),
+        capture_output=True, text=True, timeout=timeout,
         cwd=book_env.repo_root())
     output = done.stdout + done.stderr
     results = [line for line in done.stdout.splitlines()
@@ -119,6 +114,21 @@ def call(fn: Callable[..., Any], *args: Any, env: dict[str, str] | None = None,
     if done.returncode != 0 or not results:
         raise ChildFailed(target, done.returncode, output)
     return json.loads(results[-1].removeprefix(_RESULT))
+
+
+def _child_env(env: dict[str, str], drop_env: tuple[str, ...],
+               python_path: tuple[str, ...]) -> dict[str, str]:
+    """A child's environment: this process's, with ``env`` set, ``drop_env``
+    removed, and ``python_path`` then the book's checkout first on its
+    import path."""
+    from helpers.measuring import machine as book_env
+    child_env = {**os.environ, **env}
+    for name in drop_env:
+        child_env.pop(name, None)
+    child_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (*python_path, book_env.repo_root(),
+                    child_env.get("PYTHONPATH")) if p)
+    return child_env
 
 
 class Worker:
@@ -143,18 +153,11 @@ class Worker:
 
     def _start(self) -> subprocess.Popen[str]:
         from helpers.measuring import machine as book_env
-        env, drop_env, python_path = self._settings
-        child_env = {**os.environ, **env}
-        for name in drop_env:
-            child_env.pop(name, None)
-        child_env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (*python_path, book_env.repo_root(),
-                        child_env.get("PYTHONPATH")) if p)
         process = subprocess.Popen(
             [sys.executable, "-m", "helpers.xla.fresh_process", "--serve"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, env=child_env,
-            cwd=book_env.repo_root())
+            stderr=subprocess.STDOUT, text=True,
+            env=_child_env(*self._settings), cwd=book_env.repo_root())
         atexit.register(self.close)
         return process
 
