@@ -24,7 +24,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
-from jax.experimental.pallas import triton as plgpu
 
 from helpers.measuring import machine
 from helpers.xla import crosscompile
@@ -37,6 +36,10 @@ def row_program(a_ref: Any, b_ref: Any, out_ref: Any, *, n: int, k: int,
     """One program: ``rows`` batch elements, ``a_ref`` as (n, 3K),
     ``b_ref`` as (n, K), ``out_ref`` as (n rounded up to whole programs,
     3)."""
+    # Imported at use: importing this module (and chapter 2's fixes) needs
+    # no Pallas Triton backend, which jax deprecated in 0.11.0.
+    from jax.experimental.pallas import triton as plgpu
+
     row = pl.program_id(0) * rows + jnp.arange(rows)
     col = jnp.arange(width)
     live = (row[:, None] < n) & (col[None, :] < k)
@@ -89,7 +92,10 @@ def row_product(a: jax.Array, b: jax.Array, *, rows: int = ROWS,
         interpret = not (machine.on_gpu() or crosscompile.compiling_for_gpu())
     # Triton's parameters choose Triton's backend (Mosaic GPU is Pallas's
     # default on Hopper); four warps, 128 threads, a program.
-    params = None if interpret else plgpu.CompilerParams(num_warps=4)
+    params = None
+    if not interpret:
+        from jax.experimental.pallas import triton as plgpu
+        params = plgpu.CompilerParams(num_warps=4)
     out = pl.pallas_call(
         functools.partial(row_program, n=n, k=k,
                           width=1 << (k - 1).bit_length(), rows=rows),
