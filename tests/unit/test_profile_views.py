@@ -25,24 +25,40 @@ def test_long_kernel_names_are_shortened_visibly():
     assert other.endswith("…") and len(other) == 32
 
 
-def test_empty_tools_are_named_once_with_their_reason():
+def test_empty_tools_are_tabled_with_their_reason():
     cpu = views.empty_tools({"kernel_stats": CPU, "hlo_stats": CPU,
                              "roofline_model": CPU})
-    assert cpu.startswith("`kernel_stats`, `hlo_stats` and "
-                          "`roofline_model` have no rows for this profile")
-    assert "taken on a CPU" in cpu and cpu.endswith(".")
+    assert list(cpu.index) == ["kernel_stats", "hlo_stats", "roofline_model"]
+    assert cpu["why it has no rows"].str.contains("taken on a CPU").all()
     graphs = views.empty_tools({"kernel_stats": {"kernel_name": ["k"]},
-                                "roofline_model": GRAPHS}, "the first")
-    assert graphs.startswith("`roofline_model` has no rows for the first")
-    assert "CUDA graphs" in graphs and "`kernel_stats`" not in graphs
+                                "roofline_model": GRAPHS})
+    assert list(graphs.index) == ["roofline_model"]
+    assert "CUDA graphs" in graphs.iloc[0, 0]
     missing = views.empty_tools({"hlo_stats": "pip install xprof"})
-    assert "not installed" in missing
-    assert views.empty_tools({"hlo_stats": {"rank": [1]}}) is None
-    two = views.empty_tools({"a": CPU, "b": GRAPHS})
-    assert two.count("no rows") == 2
+    assert "not installed" in missing.iloc[0, 0]
+    assert views.empty_tools({"hlo_stats": {"rank": [1]}}).empty
 
 
-def test_tables_with_rows_are_shown_and_empty_ones_said(monkeypatch):
+def test_the_compiled_kernels_are_set_beside_the_recorded_ones():
+    events = views.version_events(device_events(6, NAMES), "einsum")
+    found = views.thunks_against_profile(COMPILED, events, 3,
+                                         ["cublas-lt-matmul.0"])
+    assert found == {
+        "compiled": 3, "in_buffer": True, "compiled_memsets": False,
+        "ran": 3, "memsets": 1,
+        "only_ran": ["sm90 cuBLAS gemm, tilesize64x256x32"],
+        "only_here": ["gemm_fusion_dot"],
+        "memset_ops": ["cublas-lt-matmul.0"]}
+    same = views.thunks_against_profile(
+        ["kCustomKernel loop_transpose_fusion_2", "kCustomKernel "
+         "triton_softmax_2", f"kCustomKernel {CUBLAS}"],
+        views.version_events(device_events(6, NAMES, False), "einsum"), 3)
+    assert same["in_buffer"] is False and same["compiled"] == 3
+    assert same["only_ran"] == same["only_here"] == []
+    assert same["memsets"] == 0
+
+
+def test_tables_with_rows_are_shown_and_empty_ones_tabled(monkeypatch):
     shown = []
     monkeypatch.setattr("IPython.display.display", shown.append)
     kernels = {"kernel_name": [CUBLAS, "triton_softmax_2"],
@@ -52,11 +68,12 @@ def test_tables_with_rows_are_shown_and_empty_ones_said(monkeypatch):
                "total_duration_us": [13280.0, 5850.0]}
     views.show_xprof_views({"kernel_stats": kernels, "hlo_stats": CPU},
                            "here")
-    table, sentence = shown
+    table, empty = shown
     html = table.to_html()
     assert "sm90 cuBLAS gemm, tilesize64x256x32" in html
     assert "long kernel names shortened" in html
-    assert sentence.data.startswith("`hlo_stats` has no rows")
+    assert "hlo_stats" in empty.to_html() and "taken on a CPU" in \
+        empty.to_html()
 
 
 def test_thunk_sequences_are_counted_by_kind():
@@ -139,26 +156,6 @@ def test_one_versions_calls_are_taken_in_turn():
 COMPILED = ["kCommandBuffer", "    kCustomKernel gemm_fusion_dot",
             "    kCustomKernel loop_transpose_fusion_2",
             "    kCustomKernel triton_softmax_2"]
-
-
-def test_the_compiled_kernels_are_set_beside_the_recorded_ones():
-    events = views.version_events(device_events(6, NAMES), "einsum")
-    text = views.thunks_against_profile(COMPILED, events, 3,
-                                        ["cublas-lt-matmul.0"])
-    assert text.startswith("Compiled here, the command buffer holds 3 "
-                           "kernels; each recorded call of the einsum "
-                           "version ran 3 kernels and 1 memset.")
-    assert "ran 1 kernel this compilation lacks (sm90 cuBLAS gemm, " \
-        "tilesize64x256x32), it has `gemm_fusion_dot`" in text
-    assert "autotuning" in text
-    assert "belongs to `cublas-lt-matmul.0`" in text
-    assert "has none." in text
-    same = views.thunks_against_profile(
-        ["kCustomKernel loop_transpose_fusion_2", "kCustomKernel "
-         "triton_softmax_2", f"kCustomKernel {CUBLAS}"],
-        views.version_events(device_events(6, NAMES, False), "einsum"), 3)
-    assert same == ("Compiled here, the sequence launches 3 kernels; each "
-                    "recorded call of the einsum version ran 3 kernels.")
 
 
 DIFF = ["--- a", "+++ b", "@@ -1,3 +1,3 @@",

@@ -111,22 +111,6 @@ def test_a_p_value_reads_plainly():
     assert verdicts.p_text(0.001) == "0.001"
 
 
-def test_the_whole_call_here_is_said_with_its_interval():
-    from helpers.measuring import stats
-    V = stats.Verdict
-    clear = verdicts.whole_call_here(comparison(V.B_FASTER, (1.005, 1.02)))
-    assert "matmul is faster" in clear and "leaves out 1" in clear
-    assert "p = 0.010" in clear
-    unclear = verdicts.whole_call_here(
-        comparison(V.B_FASTER, (0.999, 1.008), ratio=1.005))
-    assert "neither version is clearly faster" in unclear
-    assert "runs of matmul tend to win" in unclear
-    assert "holds 1" in unclear and "is faster" not in unclear
-    none = verdicts.whole_call_here(
-        comparison(V.NO_DIFFERENCE, (0.99, 1.01), p_value=0.0))
-    assert "finds no difference (p < 0.001)" in none
-
-
 def scoped(einsum_us, matmul_us, n=20):
     """Per-kernel rows of both scopes: each call's one kernel a scope."""
     rows = [{"version": v, "call": c, "scope": s, "name": "k",

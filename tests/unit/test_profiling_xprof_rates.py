@@ -1,6 +1,6 @@
 """Chapter 4's reading of XProf's tables: each row named by its version,
-rates in the book's units, and the paragraph that sets them against
-chapter 1's ceilings, which flips with the rates."""
+rates in the book's units, and the rates above chapter 1's ceilings with
+what explains each."""
 
 import pandas as pd
 import pytest
@@ -9,7 +9,6 @@ from helpers.profiler import trace
 from helpers.workbook.ch04_profiling import attention, verdicts
 from helpers.workbook.ch04_profiling import xprof_rates as rates
 
-GPU = "NVIDIA H100 80GB HBM3"
 CEILINGS = (397.0, 3005.0)  # TF32 TFLOP/s and copy GB/s, as in chapter 1
 GIB = 2**30 / 1e9
 CUBLAS = ("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_"
@@ -103,37 +102,30 @@ def test_the_roofline_peaks_are_read_back_from_its_table():
     assert rates.device_peaks(pd.DataFrame()) == (None, None)
 
 
-def said(**kwargs):
+def found(**kwargs):
     memsets = {"cublas-lt-matmul.0": 0.5}
-    return rates.against_ceilings(hlo(**kwargs), roofline(), CEILINGS, GPU,
-                                  memsets)
+    return rates.over_ceilings(hlo(**kwargs), roofline(), CEILINGS, memsets)
 
 
 def test_a_flop_rate_over_the_ceiling_is_explained_by_its_events():
-    over = said()
-    assert "397 TFLOP/s for a TF32 matrix product" in over
-    assert "3005 GB/s for a copy" in over
-    assert "some of XProf's rates above are higher" in over
-    assert "`cublas-lt-matmul.0` runs as two events a call, its kernel " \
-        "and a memset, so its FLOPs count twice" in over
-    assert "per call it does 212 TFLOP/s, not 425, which is under the " \
-        "ceiling" in over
-    once = said(gemm_events=200, gemm_tflops=420.0)
-    assert "by the cost model's count" in once and "per call" not in once
-    under = said(gemm_tflops=300.0)
-    assert "`cublas-lt-matmul.0`" not in under and "twice" not in under
+    assert found()["flops_over"] == [
+        {"op": "cublas-lt-matmul.0", "counted": 425, "events": 2,
+         "memsets": 1, "per_call": 212}]
+    once = found(gemm_events=200, gemm_tflops=420.0)["flops_over"]
+    assert once[0]["events"] == 1 and once[0]["per_call"] == 420
+    assert found(gemm_tflops=300.0)["flops_over"] == []
 
 
-def test_bytes_over_the_copy_are_explained_by_where_they_stand():
-    beyond = said(softmax_gbs=3430.0)
-    assert "`triton_softmax.2` reaches 3430 GB/s, beyond even the 3350 " \
-        "GB/s" in beyond and "L2 cache" in beyond
-    within = said(softmax_gbs=3100.0)
-    assert "L2 cache" not in within and "streams faster" in within
-    none = said(softmax_gbs=2500.0, gemm_tflops=300.0)
-    assert "XProf's rates above stay under both" in none
-    assert "GB/s, beyond" not in none and "streams faster" not in none
-    assert "1070 TFLOP/s" in none and "37% of it" in none
+def test_bytes_over_the_copy_are_sorted_by_where_they_stand():
+    beyond = found(softmax_gbs=3430.0)
+    assert beyond["cached"] == ["triton_softmax.2"]
+    assert beyond["cached_gbs"] == 3430 and beyond["peak_gbs"] == 3350
+    assert beyond["reads"] == []
+    within = found(softmax_gbs=3100.0)
+    assert within["cached"] == [] and within["cached_gbs"] is None
+    assert within["reads"] == ["triton_softmax.2"]
+    none = found(softmax_gbs=2500.0, gemm_tflops=300.0)
+    assert none["cached"] == none["reads"] == none["flops_over"] == []
 
 
 def test_the_recorded_tables_read_against_the_ceilings():
@@ -148,8 +140,9 @@ def test_the_recorded_tables_read_against_the_ceilings():
         "einsum", "matmul"]
     memsets = verdicts.memsets_by_op(
         trace.device_events(trace.load(folder)))
-    text = rates.against_ceilings(table,
-                                  pd.DataFrame(views["roofline_model"]),
-                                  CEILINGS, GPU, memsets)
-    assert "its kernel and a memset" in text and "L2 cache" in text
-    assert "some of XProf's rates above are higher" in text
+    over = rates.over_ceilings(table, pd.DataFrame(views["roofline_model"]),
+                               CEILINGS, memsets)
+    gemm, = over["flops_over"]
+    assert (gemm["events"], gemm["memsets"]) == (2, 1)
+    assert gemm["per_call"] <= CEILINGS[0] < gemm["counted"]
+    assert over["cached"] and over["reads"]

@@ -151,18 +151,20 @@ def test_chapter_4_views_say_what_a_cpu_profile_lacks(cpu_profile):
         attention.xprof_views(cpu_profile / "nowhere")
 
 
-def test_chapter_4_says_a_shared_reason_once(cpu_profile, monkeypatch):
-    """Every tool of a CPU profile has the same reason: one paragraph
-    names them all, instead of one paragraph a tool."""
+def test_chapter_4_tables_the_empty_tools_of_a_cpu_profile(cpu_profile,
+                                                           monkeypatch):
+    """Every tool of a CPU profile is empty, for the same reason: one
+    table lists them all, each with it."""
     from helpers.workbook.ch04_profiling import attention, profile_views
 
     shown = []
     monkeypatch.setattr("IPython.display.display", shown.append)
     profile_views.show_xprof_views(attention.xprof_views(cpu_profile))
     assert len(shown) == 1
-    assert all(f"`{tool}`" in shown[0].data
-               for tool in attention.XPROF_TOOLS)
-    assert shown[0].data.endswith("device analyses leave out.")
+    empty = shown[0].data
+    assert list(empty.index) == list(attention.XPROF_TOOLS)
+    assert empty["why it has no rows"].str.endswith(
+        "device analyses leave out").all()
 
 
 def test_chapter_3_xprof_count_gives_the_reason_on_a_cpu(cpu_profile):

@@ -1,7 +1,7 @@
 """Chapter 4's readings of a profile, as the page shows them.
 
 XProf's tables of a profile (`show_xprof_views`: the tables that have
-rows, and one sentence for the tools that have none, with the reason);
+rows, and a table of the tools that have none, with the reason);
 Perfetto's SQL run on a profile when a trace processor is at hand
 (`perfetto_checks`); and the thunk sequence XLA:GPU hands the runtime,
 counted by kind (`thunk_table`) rather than listed.
@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 
 from helpers.measuring import machine
-from helpers.page import prose
 from helpers.profiler import trace, xprof_tables
 from helpers.workbook.ch04_profiling import xprof_rates
 
@@ -36,46 +35,37 @@ def _reason(message: str) -> str:
     return "XProf computes none for it"
 
 
-def empty_tools(views: dict[str, Any], profile: str = "this profile"
-                ) -> str | None:
-    """One sentence naming the tools of ``views`` (`attention.xprof_views`)
-    that have no rows, and why; None when every tool has rows.
-
-    Example:
-        >>> empty_tools({"hlo_stats": "XProf's hlo_stats has no rows for "
-        ...              "this profile: no GPU or TPU in it"})[:40]
-        '`hlo_stats` has no rows for this profile'
-    """
-    by_reason: dict[str, list[str]] = {}
-    for tool, view in views.items():
-        if isinstance(view, str):
-            by_reason.setdefault(_reason(view), []).append(f"`{tool}`")
-    sentences = []
-    for why, tools in by_reason.items():
-        names = (tools[0] if len(tools) == 1 else
-                 ", ".join(tools[:-1]) + " and " + tools[-1])
-        verb = "has" if len(tools) == 1 else "have"
-        sentences.append(f"{names} {verb} no rows for {profile}: {why}.")
-    return " ".join(sentences) or None
-
-
 ROWS = 8  # the rows a table of XProf's shows: enough for the slow ops
 
 
-def show_xprof_views(views: dict[str, Any], where: str = "",
-                     profile: str = "this profile") -> None:
+def empty_tools(views: dict[str, Any]) -> pd.DataFrame:
+    """The tools of ``views`` (`attention.xprof_views`) that have no rows,
+    each with why: one row a tool, empty when every tool has rows.
+
+    Example:
+        >>> empty_tools({"hlo_stats": "XProf's hlo_stats has no rows for "
+        ...              "this profile: no GPU or TPU in it"}).loc[
+        ...     "hlo_stats", "why it has no rows"][:22]
+        'it was taken on a CPU,'
+    """
+    rows = {tool: _reason(view) for tool, view in views.items()
+            if isinstance(view, str)}
+    return pd.DataFrame({"why it has no rows": rows}).rename_axis(
+        "XProf tool")
+
+
+def show_xprof_views(views: dict[str, Any], where: str = "") -> None:
     """Display `attention.xprof_views`: each table that has rows (its first
     rows, as `xprof_rates.readable` shows them: which version each row
     is, where the HLO table tells, rates in TFLOP/s and GB/s, long kernel
     names shortened by `xprof_tables.short_name`), then `empty_tools`'
-    sentence.
+    table of those that have none.
 
     Args:
         views: `attention.xprof_views`' result.
         where: appended to each table's caption (e.g. which profile).
-        profile: how the sentence on empty tools names the profile.
     """
-    from IPython.display import Markdown, display
+    from IPython.display import display
 
     from helpers.page import tables
 
@@ -97,9 +87,10 @@ def show_xprof_views(views: dict[str, Any], where: str = "",
         if (names.str.len() > xprof_tables.NAME_CHARS).any():
             caption += " (long kernel names shortened)"
         display(tables.tidy(shown).set_caption(caption))
-    sentence = empty_tools(views, profile)
-    if sentence:
-        display(Markdown(sentence))
+    empty = empty_tools(views)
+    if not empty.empty:
+        display(tables.tidy(empty).set_caption(
+            f"XProf's tools with no rows{', ' + where if where else ''}"))
 
 
 def thunk_table(sequences: dict[str, list[str]]) -> pd.DataFrame:
@@ -149,50 +140,42 @@ def version_events(events: pd.DataFrame, version: str,
 
 
 def thunks_against_profile(steps: list[str], events: pd.DataFrame,
-                           calls: int, memset_ops: list[str] | None = None,
-                           version: str = "einsum") -> str:
+                           calls: int, memset_ops: list[str] | None = None
+                           ) -> dict[str, Any]:
     """The kernels of one call, as the thunk sequence compiled here counts
-    them and as a recorded GPU profile ran them, in a few sentences.
+    them and as a recorded GPU profile ran them.
 
     Args:
         steps: one setting's thunk sequence (`attention.launches_on_gpu`).
         events: the recorded profile's device events
-            (`trace.device_events`), ``calls`` calls' worth.
+            (`trace.device_events`) of one version, ``calls`` calls' worth
+            (`version_events`).
         calls: how many calls the profile holds.
         memset_ops: the HLO ops the recorded memsets belong to, where a
             profile taken kernel by kernel names them.
-        version: the version both are of (`version_events`).
+
+    Returns:
+        ``compiled``: the kernels the sequence launches (inside its
+        command buffer, when ``in_buffer``); ``compiled_memsets``: whether
+        it holds a memset; ``ran`` and ``memsets``: kernels and memsets a
+        recorded call; ``only_ran``: the recorded kernels (short names)
+        the compilation lacks; ``only_here``: the compiled kernels the
+        recording lacks; ``memset_ops``.
     """
     inside = [s.split() for s in steps if s.startswith(" ")]
     launched = inside or [s.split() for s in steps
                           if s.split()[0] != "kCommandBuffer"]
     compiled = [parts[-1] for parts in launched]
     memset = events["name"].astype(str).str.startswith("Memset")
-    kernels, memsets = (~memset).sum() / calls, memset.sum() / calls
-    where = "the command buffer holds" if inside else "the sequence launches"
-    text = (f"Compiled here, {where} {len(compiled)} kernels; each recorded "
-            f"call of the {version} version ran {kernels:.0f} kernels")
-    text += (f" and {memsets:.0f} memset{'s' if memsets > 1.5 else ''}."
-             if memsets else ".")
     ran = set(events.loc[~memset, "name"].astype(str))
-    only_ran = sorted(xprof_tables.short_name(n) for n in ran
-                      - set(compiled))
-    only_here = [f"`{n}`" for n in compiled if n not in ran]
-    if only_ran:
-        plural = "" if len(only_ran) == 1 else "s"
-        text += (f" Where the recording ran {len(only_ran)} kernel{plural} "
-                 f"this compilation lacks ({'; '.join(only_ran)}), it has "
-                 f"{prose.and_list(only_here) or 'none'}: XLA chooses "
-                 "between a library's GEMM and its own by timing both on the "
-                 "GPU (autotuning), which a compilation without one cannot "
-                 "do.")
-    if memsets and memset_ops:
-        owners = prose.and_list(f"`{op}`" for op in memset_ops)
-        text += (f" The memset belongs to {owners}, the library's GEMM (the "
-                 "profile taken kernel by kernel names it)")
-        text += (", so this compilation has none." if not any(
-            "Memset" in step for step in steps) else ".")
-    return text
+    return {"compiled": len(compiled), "in_buffer": bool(inside),
+            "compiled_memsets": any("Memset" in step for step in steps),
+            "ran": round((~memset).sum() / calls),
+            "memsets": round(memset.sum() / calls),
+            "only_ran": sorted(xprof_tables.short_name(n)
+                               for n in ran - set(compiled)),
+            "only_here": [n for n in compiled if n not in ran],
+            "memset_ops": list(memset_ops or [])}
 
 
 # One line of `hlo.program_diff`: side, computation, value, shape, op,

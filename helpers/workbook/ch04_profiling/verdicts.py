@@ -80,32 +80,6 @@ def p_text(p_value: float) -> str:
     return "< 0.001" if p_value < 0.001 else f"{p_value:.3f}"
 
 
-def _p_said(p_value: float) -> str:
-    text = p_text(p_value)
-    return f"p {text}" if text.startswith("<") else f"p = {text}"
-
-
-def whole_call_here(result: stats.Comparison, a: str = "einsum",
-                    b: str = "matmul") -> str:
-    """The whole call's verdict on this machine, in a sentence that names
-    the versions and says whether the ratio's interval holds 1."""
-    low, high = result.ratio_ci
-    ratio = (f"the median ratio {a} / {b} is {result.ratio:.3f}, with a "
-             f"{1 - result.alpha:.0%} interval from {interval(low, high)}")
-    named = named_verdict(result, a, b)
-    start = "For the whole call on this machine,"
-    if named.endswith(" faster"):
-        return (f"{start} {named.removesuffix(' faster')} is faster: "
-                f"{ratio}, which leaves out 1 ({_p_said(result.p_value)}).")
-    if named == NO_CLEAR:
-        leans = a if result.verdict == stats.Verdict.A_FASTER else b
-        return (f"{start} neither version is clearly faster: the rank "
-                f"test finds that runs of {leans} tend to win "
-                f"({_p_said(result.p_value)}), but {ratio}, which holds 1.")
-    return (f"{start} the rank test finds no difference "
-            f"({_p_said(result.p_value)}), and {ratio}.")
-
-
 def device_calls(data: dict[str, Any], fixture: pd.DataFrame | None
                  ) -> pd.DataFrame | None:
     """Each profiled call's device time (alternating order): recorded,

@@ -11,17 +11,17 @@ XProf measures time only. An op's FLOPs and bytes come from XLA's cost
 model, counted once per device event of the op
 (``xprof/convert/xplane_to_op_metrics_db.cc`` counts the events,
 ``xprof/utils/op_utils.cc`` multiplies), and its roofline divides by the
-device's theoretical peaks. `against_ceilings` says, from the tables,
-where that puts a rate above what chapter 1 measured, and why.
+device's theoretical peaks. `over_ceilings` finds, from the tables, the
+rates above what chapter 1 measured and the numbers that explain them.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 
-from helpers.page import prose
 from helpers.profiler import xprof_tables
 
 GB_PER_GIB = 2**30 / 1e9
@@ -50,8 +50,6 @@ TO_BOOK_UNITS = {"model_flop_rate": 1e-3, "measured_flop_rate_GFLOP_s": 1e-3,
                  "measured_memory_bw_GiB_s": GB_PER_GIB}
 PROGRAM_COLUMNS = {"hlo_stats": "program_id",
                    "roofline_model": "hlo_module_id"}
-XPROF_SOURCE = ("https://github.com/openxla/xprof/blob/"
-                "a27d00aa95eb5cc4f4e1a0fd56b4c89261685ec5/xprof")
 
 
 def three_figures(value: float) -> float:
@@ -157,21 +155,6 @@ def device_peaks(roofline: pd.DataFrame) -> tuple[float | None,
     return (flops and flops * 1e-3, memory and memory * GB_PER_GIB)
 
 
-def _n(value: float) -> str:
-    """A rate as a sentence says it: three significant figures, plain."""
-    value = three_figures(value)
-    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
-def _ops(names: pd.Series) -> str:
-    """Op names, each once, as a sentence lists them."""
-    return prose.and_list(f"`{name}`" for name in dict.fromkeys(names))
-
-
-def _verb(names: pd.Series, one: str, many: str) -> str:
-    return one if len(set(names)) == 1 else many
-
-
 def _rates(hlo: pd.DataFrame) -> pd.DataFrame:
     """Each row's rates in book units, and its device events per call: its
     occurrences over its program's most common count, one a call."""
@@ -183,98 +166,48 @@ def _rates(hlo: pd.DataFrame) -> pd.DataFrame:
                          "events": hlo["occurrences"] / calls})
 
 
-def _events(op: str, events: float, memsets: dict[str, float]) -> str:
-    n = round(events)
-    m = round(memsets.get(op, 0.0) * n)
-    if m == 1 and n == 2:
-        return "two events a call, its kernel and a memset"
-    return f"{n} events a call" + (f", {m} of them memsets" if m else "")
 
 
-def _times(n: int) -> str:
-    return {2: "twice", 3: "three times"}.get(n, f"{n} times")
-
-
-def _flops_said(rates: pd.DataFrame, ceiling: float,
-                memsets: dict[str, float]) -> str:
-    """Why an op's FLOP rate exceeds the ceiling: counted per event."""
-    over = rates[rates["tflops"] > ceiling]
-    said = []
-    for op, rows in over.groupby("op", sort=False):
-        top, events = rows["tflops"].max(), rows["events"].max()
-        if events < 1.5:
-            said.append(f"`{op}` reaches {_n(top)} TFLOP/s by the cost "
-                        "model's count of its FLOPs.")
-            continue
-        per_call = top / events
-        said.append(
-            f"`{op}` runs as {_events(op, events, memsets)}, so its FLOPs "
-            f"count {_times(round(events))}: per call it does "
-            f"{_n(per_call)} TFLOP/s, not {_n(top)}"
-            + (", which is under the ceiling." if per_call <= ceiling
-               else "."))
-    return " ".join(said)
-
-
-def _bytes_said(rates: pd.DataFrame, copy: float,
-                peak: float | None) -> str:
-    """Why an op's bandwidth exceeds the copy's: the L2 cache, or reads."""
-    over = rates[rates["gbs"] > copy].sort_values("gbs", ascending=False)
-    beyond = over[over["gbs"] > peak] if peak else over.iloc[:0]
-    within = over[~over["op"].isin(beyond["op"])]
-    text = ""
-    if peak and not beyond.empty:
-        text += (f" {_ops(beyond['op'])} "
-                 f"{_verb(beyond['op'], 'reaches', 'reach up to')} "
-                 f"{_n(beyond['gbs'].max())} GB/s, beyond even the "
-                 f"{_n(peak)} GB/s the memory can deliver (its clock times "
-                 "its bus width), which XProf's roofline divides by "
-                 f"([source]({XPROF_SOURCE}/convert/xplane_to_op_stats.cc)),"
-                 " hence an \"of roofline\" above 1: part of what "
-                 f"{_verb(beyond['op'], 'it reads', 'they read')} came from "
-                 "the L2 cache, most likely left there by the kernel just "
-                 "before.")
-    if not within.empty:
-        text += (f" {_ops(within['op'])}, above the copy's rate but under "
-                 "the memory's, need not have used the cache: a copy "
-                 "writes every byte it reads, and an op that mostly reads "
-                 "streams faster (chapter 1).")
-    return text.strip()
-
-
-def against_ceilings(hlo: pd.DataFrame, roofline: pd.DataFrame,
-                     ceilings: tuple[float, float], gpu: str,
-                     memsets: dict[str, float] | None = None) -> str:
-    """XProf's rates (``hlo_stats``, ``roofline_model``) against chapter
-    1's ceilings, in a paragraph: which ops exceed them, and why.
+def over_ceilings(hlo: pd.DataFrame, roofline: pd.DataFrame,
+                  ceilings: tuple[float, float],
+                  memsets: dict[str, float] | None = None) -> dict[str, Any]:
+    """XProf's rates (``hlo_stats``, ``roofline_model``) above chapter 1's
+    ceilings, with what explains each: the numbers chapter 4's paragraph
+    on them quotes and checks.
 
     Args:
         hlo, roofline: XProf's tables of a profile taken kernel by kernel.
         ceilings: chapter 1's TF32 matrix rate (TFLOP/s) and copy
-            bandwidth (GB/s) on ``gpu``.
-        gpu: the device's name.
+            bandwidth (GB/s).
         memsets: the share of each HLO op's device events that are
             memsets (`verdicts.memsets_by_op`).
+
+    Returns:
+        ``flops_over``: one dict an op whose FLOP rate is over the ceiling
+        (``op``, ``counted`` TFLOP/s as XProf shows it, ``events`` and
+        ``memsets`` a call, ``per_call`` TFLOP/s: counted once a call);
+        ``cached``: ops whose bandwidth is over even the memory's peak
+        (``peak_gbs``), so part came from the L2 cache, and their highest
+        rate ``cached_gbs``; ``reads``: ops over the copy's rate but under
+        the peak.
     """
     tflops, copy = ceilings
     rates = _rates(hlo)
-    peak_flops, peak_memory = device_peaks(roofline)
-    over = (rates["tflops"] > tflops) | (rates["gbs"] > copy)
-    text = (f"Chapter 1 measured {tflops:.0f} TFLOP/s for a TF32 matrix "
-            f"product on the {gpu} and {copy:.0f} GB/s for a copy; "
-            + ("some of XProf's rates above are higher. " if over.any()
-               else "XProf's rates above stay under both. ")
-            + "XProf measures only time: it takes an op's FLOPs and bytes "
-            "from XLA's cost model and counts them once per device event "
-            f"of the op ([source]({XPROF_SOURCE}/utils/op_utils.cc)).")
-    for part in (_flops_said(rates, tflops, memsets or {}),
-                 _bytes_said(rates, copy, peak_memory)):
-        text += f" {part}" if part else ""
-    if peak_flops:
-        text += (f" The roofline's FLOP peak, {_n(peak_flops)} TFLOP/s, is "
-                 "the rate of 16-bit tensor cores, which XProf takes "
-                 "whatever an op's type ([source]"
-                 f"({XPROF_SOURCE}/utils/hardware_type_utils.cc)): an f32 "
-                 f"product at the TF32 rate would reach "
-                 f"{tflops / peak_flops:.0%} of it.")
-    return text
+    _, peak = device_peaks(roofline)
+    flops_over = []
+    for op, rows in rates[rates["tflops"] > tflops].groupby("op", sort=False):
+        events = round(rows["events"].max())
+        counted = three_figures(rows["tflops"].max())
+        flops_over.append({
+            "op": op, "counted": counted, "events": events,
+            "memsets": round((memsets or {}).get(op, 0.0) * events),
+            "per_call": three_figures(counted / events)})
+    over = rates[rates["gbs"] > copy].sort_values("gbs", ascending=False)
+    cached = over[over["gbs"] > peak] if peak else over.iloc[:0]
+    reads = over[~over["op"].isin(cached["op"])]
+    return {"flops_over": flops_over,
+            "cached": list(dict.fromkeys(cached["op"])),
+            "cached_gbs": three_figures(cached["gbs"].max())
+            if len(cached) else None,
+            "reads": list(dict.fromkeys(reads["op"])),
+            "peak_gbs": peak and three_figures(peak)}
