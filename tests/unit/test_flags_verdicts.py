@@ -1,4 +1,4 @@
-"""Chapter 6's computed sentences: each flips with the data behind it."""
+"""Chapter 6's readings of its flag runs: each flips with the data."""
 
 import pytest
 
@@ -23,28 +23,15 @@ def effects(again, setting, module="aaa", compile_s=1.0):
 
 def test_the_first_recording_does_not_judge_what_it_could_not():
     data = first_visit.load("06_xla_flags/effects")["data"]
-    text = verdicts.settings_story(data, GPU)
-    # no verdict of its own: the caveat says why, once, then the only
-    # module evidence it has, the kernels
-    assert text.startswith(f"On the {GPU}, this recording ran the default "
-                           "once")
-    assert text.endswith("Every setting launched its default's kinds and "
-                         "count of kernels.")
-    assert "beyond the noise" not in text
-    assert text.count("ran the default once") == 1
+    numbers = verdicts.settings_numbers(data)
+    # it ran the default once and kept no digests: no verdict of its own
+    assert numbers["judged"] is False and numbers["noise"] is None
+    assert numbers["moved_after"] == []
     assert verdicts.noise(data, "matmul_epilogue") is None
-    caveat = verdicts.unjudged(data, "matmul_epilogue")
-    assert "ran the default once" in caveat and "no digest" in caveat
-    assert verdicts.unjudged(effects(1.02, 1.0), "matmul_epilogue") is None
+    assert verdicts.settings_numbers(effects(1.02, 1.0))["judged"] is True
     shown = verdicts.settings_table(data)
     assert set(shown["ran"]) == {"—"}
     assert set(shown["same HLO"]) == {"unknown"}
-    for entry in data["rows"]:
-        if entry["flags"] == "--xla_gpu_autotune_level=0":
-            entry["kernels"] = 5  # now unlike its default
-    assert ("`--xla_gpu_autotune_level=0` launched kinds or counts of "
-            "kernels unlike the default's.") in verdicts.settings_story(
-                data, GPU)
 
 
 @pytest.mark.parametrize("again, setting, module, moved", [
@@ -60,13 +47,10 @@ def test_a_setting_is_real_only_beyond_the_noise(again, setting, module,
     row = verdicts.settings_table(data).loc[("matmul_epilogue", "--flag")]
     assert row["ran"] == moved.removeprefix("the ")
     assert row["same HLO"] == ("yes" if module == "aaa" else "no")
-    # the table carries the result; the prose names a setting only when
-    # it moved although its module is the default's
-    text = verdicts.settings_story(data, GPU)
-    assert ("`--flag` compiled the default's module and still moved beyond "
-            "it, so it acts after the HLO" in text) == (
-                moved != "the same" and module == "aaa")
-    assert "times the default's" not in text
+    # a setting that moved although its module is the default's acts
+    # after the HLO
+    assert (verdicts.settings_numbers(data)["moved_after"] == ["--flag"]) \
+        == (moved != "the same" and module == "aaa")
 
 
 def test_the_table_puts_the_prediction_beside_the_measurement():
@@ -83,13 +67,13 @@ def test_the_table_puts_the_prediction_beside_the_measurement():
     assert "predicted" not in verdicts.settings_table(data).columns
 
 
-def test_the_noise_is_said_once_for_every_setting():
+def test_the_noise_of_every_setting_is_one_range():
     data = effects(1.02, 1.01)
     data["rows"].append(row("--other", 2.0, "ccc"))
-    text = verdicts.settings_story(data, GPU)
-    assert text.count("noise") == 1
-    assert "from 2.0% to 2.0% here" in text
-    assert "--other" not in text  # the table gives its 2.00
+    numbers = verdicts.settings_numbers(data)
+    assert numbers["noise"] == pytest.approx((0.02, 0.02))
+    assert numbers["ratio"] == {"--flag": 1.01, "--other": 2.0}
+    assert numbers["ran"] == {"--flag": "the same", "--other": "slower"}
     shown = verdicts.settings_table(data)
     assert list(shown["noise"]) == ["2.0%", "2.0%"]
     assert list(shown["× default"]) == ["1.01", "2.00"]
@@ -100,14 +84,12 @@ def test_digests_that_differ_between_two_defaults_tell_nothing():
     data = effects(1.0, 1.0, "bbb")
     data["rows"][1]["module"] = "zzz"  # the default's second process
     assert verdicts.digests_agree(data, "matmul_epilogue") is False
-    text = verdicts.settings_story(data, GPU)
-    assert ("On *matmul_epilogue* the default's two processes compiled "
-            "modules with different digests, so there the \"same HLO\" "
-            "column reads unknown") in text
+    assert verdicts.settings_numbers(data)["unstable"] == [
+        "matmul_epilogue"]
     assert verdicts.settings_table(data).iloc[0][
         "same HLO"] == "unknown"
     assert verdicts.digests_agree(effects(1.0, 1.0), "matmul_epilogue")
-    assert "digests" not in verdicts.settings_story(effects(1.0, 1.0), GPU)
+    assert verdicts.settings_numbers(effects(1.0, 1.0))["unstable"] == []
 
 
 def test_a_difference_inside_the_spread_of_a_run_is_no_effect():
@@ -115,8 +97,7 @@ def test_a_difference_inside_the_spread_of_a_run_is_no_effect():
     assert verdicts.outcome(data, "matmul_epilogue", "--flag") == "slower"
     for entry in data["rows"]:
         entry["spread"] = 0.078  # IQR over median of each run's times
-    text = verdicts.settings_story(data, GPU)
-    assert "from 7.8% to 7.8% here" in text
+    assert verdicts.settings_numbers(data)["noise"] == (0.078, 0.078)
     assert verdicts.outcome(data, "matmul_epilogue", "--flag") == "the same"
     assert verdicts.threshold(data, "matmul_epilogue", "--flag") == 0.078
 
@@ -129,7 +110,7 @@ def test_durations_read_in_ms_or_us():
 
 
 def test_missing_rows_give_no_sentence():
-    assert verdicts.settings_story({"rows": []}, GPU) is None
+    assert verdicts.settings_numbers({"rows": []}) is None
     assert verdicts.autotuning_numbers({"rows": []}) is None
     assert clocks.pgle_numbers({"rows": []}) is None
 
@@ -209,12 +190,4 @@ def test_pgle_runs_longer_under_the_profiler_are_read_by_the_wall_clock():
     assert got["span_over_call"] == pytest.approx(1.56 / 0.977)
     assert got["pgle_over_without"] == pytest.approx(1.040 / 0.977)
     assert got["apart"] == pytest.approx(0.996 / 0.977 - 1)
-    # the CPU's sentence, by the wall clock: no verdict without a spread
-    text = clocks.pgle_by_wall(data["auto_pgle"], 302)
-    assert "with automatic PGLE it took 1.06 times the time without" in text
-    assert text.endswith("By the wall clock PGLE's difference is larger "
-                         "than that.")
-    for run in data["auto_pgle"].values():
-        run["wall spread"] = 0.03
-    assert clocks.pgle_by_wall(data["auto_pgle"], 302).endswith(
-        "larger than both: a real effect.")
+

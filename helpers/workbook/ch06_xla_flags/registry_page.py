@@ -134,6 +134,20 @@ def unmet(registry: pd.DataFrame, root: Path) -> dict[str, list[str]]:
             if where_met(str(flag), pages, numbers) == NOWHERE}
 
 
+def unmet_table(flags: dict[str, list[str]]) -> pd.DataFrame:
+    """`unmet`'s flags, one row a flag, with the code that uses each
+    ("no code" where none does).
+
+    Example:
+        >>> unmet_table({"--xla_b": []}).loc["--xla_b", "used by"]
+        'no code'
+    """
+    return pd.DataFrame(
+        {"used by": {flag: ", ".join(users).replace("`", "") or "no code"
+                     for flag, users in flags.items()}}).rename_axis(
+                         "registered flag")
+
+
 def code_users(flag: str, root: Path, numbers: dict[str, int]) -> list[str]:
     """What in ``root``'s ``helpers`` names ``flag`` (with or without its
     dashes, as ``compiler_options`` spell it), other than the registry:
@@ -151,32 +165,6 @@ def code_users(flag: str, root: Path, numbers: dict[str, int]) -> list[str]:
         if user not in users:
             users.append(user)
     return users
-
-
-def unmet_sentence(flags: dict[str, list[str]]) -> str | None:
-    """`unmet`'s flags in one sentence: how many, which code uses each,
-    and why they stay registered; None when every flag is met.
-
-    Example:
-        >>> unmet_sentence({"--xla_b": []}).split(": ")[1][:23]
-        'no code uses `--xla_b`.'
-    """
-    if not flags:
-        return None
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for flag, users in flags.items():
-        groups.setdefault(tuple(users), []).append(f"`{flag}`")
-    said = [f"{prose.and_list(users)} use{'s' if len(users) == 1 else ''} "
-            f"{prose.and_list(names)}" if users else
-            "no code uses " + prose.and_list(names).replace(" and ", " or ")
-            for users, names in groups.items()]
-    many = len(flags) > 1
-    return (f"The registry holds {len(flags)} more "
-            f"{'flags' if many else 'flag'} that no page's text names, "
-            f"left out of the list: {'; '.join(said)}. "
-            f"{'They stay' if many else 'It stays'} registered so that the "
-            f"test against each new jaxlib checks {'them' if many else 'it'}"
-            " with the rest.")
 
 
 def _sentence(text: str) -> str:

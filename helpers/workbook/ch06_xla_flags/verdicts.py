@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from helpers.page import prose, tables
+from helpers.page import tables
 from helpers.workbook.ch06_xla_flags import flag_runs
 
 LAUNCHES = ("fusion kinds", "custom calls", "kernels")
@@ -154,62 +154,43 @@ def settings_table(data: dict[str, Any],
     return pd.DataFrame(rows).set_index(["program", "setting"])
 
 
-def settings_story(data: dict[str, Any], gpu: str) -> str | None:
-    """What the settings table does not say by itself: the noise each
-    setting had to beat (said once), a setting that moved although it
-    compiled the default's module, where digests cannot tell, and what
-    an older recording could not judge."""
+def settings_numbers(data: dict[str, Any]) -> dict[str, Any] | None:
+    """What the paragraph under chapter 6's settings table quotes and
+    checks; None without settings.
+
+    Returns:
+        ``noise``: the lowest and highest noise a setting was judged
+        against (`threshold`), or None where none is known;
+        ``moved_after``: the settings that compiled the default's module
+        and still moved beyond the noise (they act after the HLO);
+        ``unstable``: the programs whose default compiled modules with
+        different digests in its two processes; ``judged``: whether every
+        program ran its default twice and kept its modules' digests;
+        ``ratio`` and ``ran``: each setting's time over its default's, and
+        `outcome`'s word for it, by flag.
+    """
     settings = _settings(data)
     if not settings:
         return None
     programs = list(dict.fromkeys(program for program, _ in settings))
     known = [floor for program, flag in settings
              if (floor := threshold(data, program, flag)) is not None]
-    said = []
-    if known:
-        said.append("A setting's time counts as changed only beyond the "
-                    "noise: the larger of the default's difference from "
-                    "itself in a second process and the spread of the "
-                    f"times within a run, from {min(known):.1%} to "
-                    f"{max(known):.1%} here (the table gives each).")
-    after = [f"`{flag}`" for program, flag in settings
-             if outcome(data, program, flag) not in (None, "the same")
-             and (_judged(data, program, flag) or (0, 0, None))[2]]
-    if after:
-        said.append(f"{prose.and_list(after)} compiled the default's "
-                    "module and still moved beyond it, so "
-                    f"{'it acts' if len(after) == 1 else 'they act'} "
-                    "after the HLO (on how kernels are launched or tuned).")
-    unstable = [p for p in programs if digests_agree(data, p) is False]
-    if unstable:
-        said.append("On " + prose.and_list(f"*{p}*" for p in unstable)
-                    + " the default's two processes compiled modules with "
-                    "different digests, so there the \"same HLO\" column "
-                    "reads unknown: a digest cannot tell whether a setting "
-                    "changed the program.")
-    said += sorted({c for program in programs
-                    if (c := unjudged(data, program))})
-    said.append(_kernels_alike(data, settings) or "")
-    text = " ".join(s for s in said if s)
-    return f"On the {gpu}, {text[0].lower()}{text[1:]}"
-
-
-def _kernels_alike(data: dict[str, Any], settings: list[tuple[str, str]]
-                   ) -> str | None:
-    """For a recording without digests: which settings launched kinds or
-    counts of kernels unlike their default's, the only module evidence
-    it has. None where digests were kept."""
-    if any("module" in row for row in data["rows"]):
-        return None
-    unlike = [f"`{flag}`" for program, flag in settings
-              if any(runs(data, program)[flag].get(k)
-                     != runs(data, program).get("(none)", {}).get(k)
-                     for k in LAUNCHES)]
-    if not unlike:
-        return "Every setting launched its default's kinds and count of " \
-            "kernels."
-    return (f"{prose.and_list(unlike)} launched kinds or counts of kernels "
-            "unlike the default's.")
+    return {
+        "noise": (min(known), max(known)) if known else None,
+        "moved_after": [flag for program, flag in settings
+                        if outcome(data, program, flag)
+                        not in (None, "the same")
+                        and (_judged(data, program, flag)
+                             or (0, 0, None))[2]],
+        "unstable": [p for p in programs if digests_agree(data, p) is False],
+        "judged": all(noise(data, p) is not None
+                      and any("module" in row
+                              for row in runs(data, p).values())
+                      for p in programs),
+        "ratio": {flag: judged[0] for program, flag in settings
+                  if (judged := _judged(data, program, flag))},
+        "ran": {flag: outcome(data, program, flag)
+                for program, flag in settings}}
 
 
 def decided(data: dict[str, Any], program: str, flag: str) -> bool:
@@ -223,23 +204,6 @@ def decided(data: dict[str, Any], program: str, flag: str) -> bool:
             and noise(data, program) is not None
             and digests_agree(data, program) is True
             and same_module(rows[flag], rows["(none)"]) is not None)
-
-
-def unjudged(data: dict[str, Any], program: str) -> str | None:
-    """Once for a recording that cannot judge its settings: what it
-    lacks (a second run of the default, the modules' digests). None when
-    it has both."""
-    rows = runs(data, program)
-    missing = []
-    if noise(data, program) is None:
-        missing.append("ran the default once, so the noise between two "
-                       "processes is not known and no difference is judged")
-    if rows and not any("module" in row for row in rows.values()):
-        missing.append("kept no digest of the compiled modules, so they "
-                       "are compared by their kernels only")
-    if not missing:
-        return None
-    return "This recording " + ", and ".join(missing) + "."
 
 
 def autotuning_numbers(data: dict[str, Any]) -> dict[str, float] | None:
