@@ -130,34 +130,26 @@ def show(case: Case, gpu: bool = True) -> None:
 
 def show_measured(case: Case, recording: Any = None) -> None:
     """Measure a case's before/after on this machine (`before_after`) and
-    display it: a table, and the sentence that reads it
-    (`readings.verdict`). A time or a compiled program's memory names the
-    machine that measured it by its short name ('CPU', 'H100'); a count
-    of compilations, the same on every machine, names none.
+    display it as a one-row table (`readings.row`). A time or a compiled
+    program's memory names the machine that measured it by its short name
+    ('CPU', 'H100'); a count of compilations, the same on every machine,
+    names none.
 
     ``recording`` (a `helpers.measuring.results.Recording`) keeps the
     measurement under the case's pattern: on the reference GPU, `examine`
     quotes it as the pattern's measured cost
     (`helpers.examine.costs.measured_case`).
     """
-    from IPython.display import Markdown, display
+    from IPython.display import display
 
     from helpers.page import tables
 
     measured = before_after(case)
     if recording is not None:
         recording.add(**{case.pattern: measured})
-    unit = measured["unit"]
-    after = readings.amount(measured["fixed"], unit)
-    row = {"measure": measured["measure"],
-           "slow version": readings.amount(measured["slow"], unit),
-           "fixed version": f"{after} (interpreted)"
-           if measured.get("interpreted") else after}
     device = machine.short_name(machine.describe()["device"])
-    if measured["measure"] != "compilations":
-        row["measured on"] = device
-    display(tables.tidy(pd.DataFrame([row])))
-    display(Markdown(readings.verdict(case.pattern, measured, device)))
+    row = readings.row(case.pattern, measured, device)
+    display(tables.tidy(pd.DataFrame([row])).hide(axis="index"))
 
 
 # --- what the reference GPU recorded of the same patterns -----------------

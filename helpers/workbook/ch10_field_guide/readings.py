@@ -1,6 +1,6 @@
-"""The field guide's sentence about each before/after measured on the
-machine that runs the page: what was measured, the two numbers, and what
-they mean, in words written for each pattern.
+"""The field guide's table row for each before/after measured on the
+machine that runs the page: what was measured, the two numbers in words
+written for each pattern, and their ratio.
 
 Numbers read without scientific notation: a time in ms or µs, memory in
 bytes, KiB or MiB, whichever reads best.
@@ -11,9 +11,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-# A before/after within this ratio is the same, given this machine's noise.
-SAME = 1.10
-
 
 @dataclasses.dataclass(frozen=True)
 class Wording:
@@ -23,50 +20,39 @@ class Wording:
         measured: what was run or compiled, e.g. "argsort of 1,048,576
             keys".
         slow, fixed: how the two versions differ, e.g. "with int64 keys".
-        tie: what a tie shows, in the case's own words (each case has its
-            own, so that section after section does not read the same).
-        on_cpu: why a CPU does not pay for it, said only on a CPU.
     """
 
     measured: str
     slow: str
     fixed: str
-    tie: str = ""
-    on_cpu: str = ""
 
 
 WORDING: dict[str, Wording] = {
     "host-round-trip": Wording(
         "8000 steps of the loop on 64 numbers", "with the bound traced",
-        "with it static", "a bound the compiler cannot know costs this "
-        "machine nothing it can measure",
-        "the loop's condition never leaves the processor that runs it"),
+        "with it static"),
     "launches-per-step": Wording(
-        "8000 steps on 64 numbers", "as a scan", "as one Pallas kernel"),
+        "8000 steps on 64 numbers", "as a scan",
+        "as one Pallas kernel"),
     "random-in-loop": Wording(
         "50 steps on 64 numbers", "with the key split in the loop",
-        "with the noise drawn first", "splitting the key and drawing the "
-        "noise inside the loop is free here"),
+        "with the noise drawn first"),
     "retracing": Wording(
-        "with vectors of 8 lengths, 100 to 107", "as they came",
+        "calls with vectors of 8 lengths, 100 to 107", "as they came",
         "padded to 128"),
     "float64": Wording(
         "the mean of sin² over 1,048,576 numbers", "in float64",
-        "in float32", "at this size the wider type costs nothing "
-        "measurable here"),
+        "in float32"),
     "sort-64-bit": Wording(
-        "argsort of 1,048,576 keys", "with int64 keys", "with int32 keys",
-        "64-bit keys sort as fast as 32-bit ones here"),
+        "argsort of 1,048,576 keys", "with int64 keys",
+        "with int32 keys"),
     "scatter-contention": Wording(
         "summing 1,048,576 values into 64 segments",
         "with the ids' order unknown to XLA",
-        "with `indices_are_sorted=True`", "the hint changes nothing this "
-        "machine can measure"),
+        "with `indices_are_sorted=True`"),
     "host-callback": Wording(
         "tanh then sin of 65,536 numbers", "with tanh in a NumPy callback",
-        "all in JAX", "handing work to NumPy costs nothing measurable "
-        "here", "the device is the host and the callback copies nothing "
-        "between memories"),
+        "all in JAX"),
     "large-temporaries": Wording(
         "the column sums of a sorted 8192 x 8192 outer product",
         "when the whole product is sorted at once",
@@ -112,59 +98,37 @@ def amount(value: float, unit: str) -> str:
     return f"{value:g}{' ' + unit if unit else ''}"
 
 
-def verdict(name: str, measured: dict[str, Any], device: str) -> str:
-    """The case's before/after on this machine in a sentence: what was
-    measured, its two numbers, and what they mean.
+
+
+def row(name: str, measured: dict[str, Any], device: str) -> dict[str, str]:
+    """The case's before/after on this machine as its table's row: what
+    was measured, how, the two versions' numbers and their ratio, and the
+    machine (a count of compilations is every machine's, so names none).
 
     Args:
         name: a key of `WORDING` (and of the field guide's cases).
         measured: ``{'measure', 'unit', 'slow', 'fixed'}`` and, for a
-            Pallas fix off a GPU, ``'interpreted': True``.
+            Pallas fix off a GPU, ``'interpreted': True`` (a simulation,
+            whose time says nothing about a kernel's speed: no ratio).
         device: this machine's device by its short name ('CPU', 'H100';
             `helpers.measuring.machine.short_name`).
+
+    Example:
+        >>> row("sort-64-bit", {"measure": "median time", "unit": "ms",
+        ...     "slow": 95.1, "fixed": 93.2}, "CPU")["slow ÷ fixed"]
+        '1.02'
     """
     words = WORDING[name]
-    slow, fixed = measured["slow"], measured["fixed"]
-    if measured["measure"] == "compilations":
-        return (f"Called {words.measured}, the function compiled "
-                f"{_times(slow)} {words.slow} and {_times(fixed)} "
-                f"{words.fixed}.")
-    a, b = (amount(v, measured["unit"]) for v in (slow, fixed))
-    if measured["measure"] != "median time":
-        return (f"For {words.measured}, XLA's memory analysis of the "
-                f"program compiled on this machine ({device}) counts {a} of "
-                f"temporaries and new outputs {words.slow}, and {b} "
-                f"{words.fixed}: {_less(slow, fixed)}.")
-    opening = f"On this machine ({device}), {words.measured} took {a} " \
-              f"{words.slow}"
-    if measured.get("interpreted"):
-        return (f"{opening}, and {b} {words.fixed} in Pallas's "
-                "interpreter, a simulation whose time says nothing about a "
-                "kernel's speed.")
-    opening += f" and {b} {words.fixed}"
-    if fixed > 0 and 1 / SAME <= slow / fixed <= SAME:
-        why = (f", since {words.on_cpu}" if words.on_cpu and device == "CPU"
-               else "")
-        return (f"{opening}, within {SAME - 1:.0%} of each other: "
-                f"{words.tie}{why}.")
-    if fixed < slow:
-        return (f"{opening}: the fixed version runs "
-                f"{figure(slow / fixed)} times faster.")
-    return (f"{opening}: the fix takes {figure(fixed / slow)} times as "
-            "long, so whether it pays on a GPU is for a GPU's numbers to "
-            "say.")
-
-
-def _times(count: float) -> str:
-    """'once', 'twice', '8 times'."""
-    return {1: "once", 2: "twice"}.get(int(count), f"{count:g} times")
-
-
-def _less(slow: float, fixed: float) -> str:
-    """How much less memory the fix takes, without a meaningless ratio
-    when it takes almost none."""
-    if fixed < slow / 1000:
-        return "almost none"
-    if fixed >= slow:
-        return "no less"
-    return f"{figure(slow / fixed)} times less"
+    slow, fixed, unit = measured["slow"], measured["fixed"], measured["unit"]
+    after = f"{amount(fixed, unit)} {words.fixed}"
+    shown = {"what": words.measured, "measure": measured["measure"],
+             "slow version": f"{amount(slow, unit)} {words.slow}",
+             "fixed version": after + (" (interpreted)"
+                                       if measured.get("interpreted")
+                                       else "")}
+    if not measured.get("interpreted"):
+        shown["slow ÷ fixed"] = (figure(slow / fixed) if fixed
+                                 else "no fixed cost")
+    if measured["measure"] != "compilations":
+        shown["measured on"] = device
+    return shown
