@@ -72,10 +72,6 @@ CLOCK_WORDS = {"ms": "by the wall clock", "device ms": "by device time"}
 HEADERS = {"ms": "wall ms", "run ms": "run wall ms", "temp MB":
            "temporary MB", "dots": "matrix products", "rel error":
            "relative error, millionths"}
-_COUNTS = {2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six",
-           7: "All seven"}
-
-
 class Finding(NamedTuple):
     """What the numbers say about one claim: a short phrase for a table
     cell, and the verdict ('holds', 'holds in part', 'does not hold')."""
@@ -154,18 +150,6 @@ def times(ratio: float) -> str:
         ['0.39', '1.56', '29', '12,962']
     """
     return f"{ratio:.2f}" if abs(ratio) < 10 else f"{ratio:,.0f}"
-
-
-def verdict_verb(verdict: str) -> str:
-    """A verdict as a sentence's verb: 'holds', 'holds only in part',
-    'does not hold'."""
-    return {"holds in part": "holds only in part"}.get(verdict, verdict)
-
-
-def verdict_clause(verdict: str) -> str:
-    """A verdict as the end of a sentence: 'the claim holds', 'the claim
-    holds only in part', 'the claim does not hold'."""
-    return f"the claim {verdict_verb(verdict)}"
 
 
 def largest(table: dict[str, list], key: str) -> pd.DataFrame:
@@ -361,21 +345,18 @@ def claims_table(data: dict[str, Any], where: str = "here"
 
 
 def differences(here: dict[str, Any], gpu: dict[str, Any],
-                device: str = "H100") -> str:
-    """The claims whose verdict here differs from ``device``'s (``gpu``),
-    as a sentence and a Markdown list of what this machine measured for
-    each (or one sentence saying there are none)."""
+                device: str = "H100") -> pd.DataFrame:
+    """The claims whose verdict here differs from ``device``'s (``gpu``):
+    one row a claim, with both verdicts and what this machine measured;
+    empty when every verdict agrees."""
     mine, theirs = findings(here), findings(gpu)
-    differ = [claim for claim in mine
-              if mine[claim].verdict != theirs[claim].verdict]
-    if not differ:
-        return ("Every claim gets the same verdict on this machine as on "
-                f"the {device}.")
-    said = "".join(f"\n- *{claim}* {verdict_verb(mine[claim].verdict)} "
-                   f"here: {mine[claim].summary}." for claim in differ)
-    count = ("One claim comes" if len(differ) == 1 else
-             f"{_COUNTS.get(len(differ), len(differ))} claims come")
-    return f"{count} out differently on this machine:\n{said}"
+    rows = {claim: {device: theirs[claim].verdict, "here": found.verdict,
+                    "measured here": found.summary}
+            for claim, found in mine.items()
+            if found.verdict != theirs[claim].verdict}
+    return pd.DataFrame.from_dict(
+        rows, orient="index",
+        columns=[device, "here", "measured here"]).rename_axis("claim")
 
 
 def _words(value: Any) -> Any:
