@@ -231,27 +231,6 @@ def test_the_profile_table_reads_in_words_without_empty_columns():
     assert "XProf kernels µs" in recording.profile_table(rows)
 
 
-def test_a_live_kernel_over_its_floor_names_the_suspect():
-    def floors(device_ms, spread=0.01, xla_bytes=100.0):
-        return pd.DataFrame([{"kernel": "2x + 1", "floor ms": 1.0,
-                              "device ms": device_ms,
-                              "device spread": spread,
-                              "bytes (hand)": 100.0,
-                              "bytes (XLA)": xla_bytes}]).set_index("kernel")
-
-    assert verdicts.live_over_floor(floors(1.2)) == ""
-    ceiling = verdicts.live_over_floor(floors(0.8))
-    assert ceiling.startswith("`2x + 1` ran 1.25 times as fast")
-    assert "the copy rate its floor comes from is what is wrong" in ceiling
-    assert "noise" in verdicts.live_over_floor(floors(0.98, spread=0.05))
-    assert "check the count" in verdicts.live_over_floor(
-        floors(0.8, xla_bytes=150.0))
-    compute = floors(0.8).assign(bound="compute")
-    said = verdicts.live_over_floor(compute)
-    assert "the matmul rate its floor comes from is what is wrong" in said
-    assert "copy" not in said
-
-
 def test_a_rotation_above_the_copy_ceiling_is_found():
     data = device_recording()
     copy_gbps = recording.copy_rates(data).device

@@ -161,39 +161,3 @@ def floor_numbers(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def live_over_floor(floors: pd.DataFrame) -> str:
-    """For the floors measured where the page runs: each kernel that beat
-    its floor, and which of the three (its time, its count, the ceiling)
-    the measurement points to. Empty when none did.
-
-    Args:
-        floors: one row per kernel, indexed by name, with ``floor ms``,
-            ``device ms``, ``device spread`` (relative), the hand and XLA
-            counts (``bytes (hand)``, ``bytes (XLA)``) and the ``bound``
-            (``'memory'`` or ``'compute'``: which rate the floor is from).
-    """
-    said = []
-    for kernel, row in floors.iterrows():
-        fraction = row["floor ms"] / row["device ms"]
-        if fraction <= 1:
-            continue
-        xla = row["bytes (XLA)"]
-        if xla and abs(xla / row["bytes (hand)"] - 1) > AGREEMENT:
-            cause = ("the hand count and XLA's differ, so check the count "
-                     "first")
-        elif fraction - 1 <= row["device spread"]:
-            cause = ("that is within the spread of its own times, so it "
-                     "is noise")
-        elif row.get("bound") == "compute":
-            cause = ("its count agrees with XLA's and its times are steady, "
-                     "so the matmul rate its floor comes from is what is "
-                     "wrong: this run measured that rate below what this "
-                     "product reached")
-        else:
-            cause = ("its count agrees with XLA's and its times are steady, "
-                     "so the copy rate its floor comes from is what is "
-                     "wrong for it: this machine's copy is not the fastest "
-                     "way to move its bytes")
-        said.append(f"`{kernel}` ran {fraction:.2f} times as fast as its "
-                    f"floor allows; {cause}.")
-    return " ".join(said)
