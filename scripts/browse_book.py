@@ -35,11 +35,16 @@ import dataclasses
 import re
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from helpers.page.prose import MISSING
+
+if TYPE_CHECKING:
+    # Imported at run time only inside browser(), which says how to
+    # install Selenium where it is missing.
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 # A laptop screen: the width the column, the outputs and the figures are
 # checked at.
@@ -240,7 +245,7 @@ return {found: found, text: column.innerText, labels: labels};
 
 
 @contextlib.contextmanager
-def browser() -> Iterator[object]:
+def browser() -> Iterator[WebDriver]:
     """A headless Chromium under Selenium, closed on exit."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
@@ -280,7 +285,7 @@ def pages(html_dir: Path) -> list[Path]:
 
 
 def _text_problems(page: str, text: str,
-                   labels: list[str] = ()) -> list[Problem]:
+                   labels: Sequence[str] = ()) -> list[Problem]:
     found = [Problem(page, "citation label without author and year", label)
              for label in labels if not AUTHOR_YEAR.fullmatch(label)]
     for match in MISSING_RECORDING.finditer(text):
@@ -296,7 +301,7 @@ def _text_problems(page: str, text: str,
     return found
 
 
-def _shown_column(driver: Any) -> bool:
+def _shown_column(driver: WebDriver) -> bool:
     """Whether the page's text column appears within PAGE_TIMEOUT_S."""
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
@@ -323,7 +328,7 @@ if (window.MathJax && window.MathJax.Hub) {
 """
 
 
-def _typeset(driver: Any) -> bool:
+def _typeset(driver: WebDriver) -> bool:
     """Wait (up to PAGE_TIMEOUT_S) for MathJax to typeset the page."""
     from selenium.common.exceptions import TimeoutException
     driver.set_script_timeout(PAGE_TIMEOUT_S)

@@ -43,7 +43,9 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, TypedDict
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -96,6 +98,41 @@ NEEDS = {
 }
 
 
+# The log's entries, with their optional keys in a total=False subclass
+# (NotRequired is not seen at run time under postponed annotations).
+class _ChapterRunKeys(TypedDict):
+    chapter: str
+    status: str  # "ok", "failed", "failed: out of time", "skipped: ..."
+    seconds: float
+
+
+class ChapterRun(_ChapterRunKeys, total=False):
+    """One chapter's entry in the visit log."""
+
+    output: str  # the output's tail, when the status is not "ok"
+
+
+class GpuTestsRun(TypedDict):
+    """The GPU tests' entry in the visit log."""
+
+    status: str  # "exit N" or "failed: out of time"
+    seconds: float
+    output: str
+
+
+class _VisitLogKeys(TypedDict):
+    started: str
+    device: str | None
+    budget_s: float
+    chapters: list[ChapterRun]
+
+
+class VisitLog(_VisitLogKeys, total=False):
+    """What `run` writes to ``visit_log.json`` and returns."""
+
+    tests: GpuTestsRun  # with ``--tests``
+
+
 def expected_recordings(chapter: str, chapters: Path = CHAPTERS
                         ) -> list[str]:
     """The recording names a chapter's cells ask for."""
@@ -121,14 +158,23 @@ def expected_times(chapters: tuple[str, ...] = PRIORITY,
     import nbformat
 
     from helpers.page import executions
-    expected = {}
+    expected: dict[str, float] = {}
     for chapter in chapters:
         page = executions.reference_page(chapter)
         path = chapters_dir / f"{chapter}.ipynb"
-        same = (page is not None and path.exists() and executions.same_code(
-            nbformat.read(path, as_version=4), page))
-        expected[chapter] = (executions.execution(page)["seconds"] if same
-                             else float(CHAPTER_BUDGET_S))
+        if page is None or not path.exists() or not executions.same_code(
+                nbformat.read(path, as_version=4), page):
+            expected[chapter] = float(CHAPTER_BUDGET_S)
+            continue
+        run = executions.execution(page)
+        if run is None:
+            raise ValueError(
+                f"{executions.page_path(chapter)} is a kept page without "
+                "an execution stamp (not executed by scripts/notebooks.py)"
+                ": record it again at a GPU visit (`gpu_visit.py run`, "
+                "then `unpack`), or delete it to plan the chapter at its "
+                "budget.")
+        expected[chapter] = run["seconds"]
     return expected
 
 
@@ -162,8 +208,15 @@ def time_here(chapters: list[str], log: Path = DRY_RUN_LOG,
                  "--chapters-dir", str(copy), "execute", chapter],
                 env={**os.environ, "BOOK_DRY_RUN": "1"}, check=True,
                 capture_output=True, text=True)
-            run = executions.execution(nbformat.read(
-                copy / f"{chapter}.ipynb", as_version=4))
+            executed = copy / f"{chapter}.ipynb"
+            run = executions.execution(nbformat.read(executed,
+                                                     as_version=4))
+            if run is None:
+                raise RuntimeError(
+                    f"`notebooks.py execute {chapter}` left {executed} "
+                    "without an execution stamp: its execute step must "
+                    "call helpers.page.executions.stamp; fix it there "
+                    "and run time-here again.")
             who = run["executor"]
             kept["chapters"][chapter] = {
                 "seconds": round(run["seconds"], 1),
@@ -200,15 +253,16 @@ def plan(chapters: tuple[str, ...] = PRIORITY,
 def run(chapters: list[str], out: Path, budget_s: float, *,
         tests: bool = False, chapters_dir: Path = CHAPTERS,
         times: dict[str, float] | None = None,
-        test_paths: tuple[str, ...] = ("tests/gpu",)) -> dict:
+        test_paths: tuple[str, ...] = ("tests/gpu",)) -> VisitLog:
     """Execute ``chapters`` live with recording on; see the module doc."""
     out.mkdir(parents=True, exist_ok=True)
     staging = out / "staging"
     (staging / "recorded").mkdir(parents=True, exist_ok=True)
     times = expected_times(tuple(chapters), chapters_dir) if times is None \
         else times
-    log = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-           "device": _gpu_name(), "budget_s": budget_s, "chapters": []}
+    log: VisitLog = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                     "device": _gpu_name(), "budget_s": budget_s,
+                     "chapters": []}
     start = time.monotonic()
     for chapter in chapters:
         left = budget_s - (time.monotonic() - start)
@@ -248,7 +302,7 @@ def _gpu_name() -> str | None:
 
 
 def _execute(chapter: str, staging: Path, timeout: float,
-             chapters_dir: Path) -> dict:
+             chapters_dir: Path) -> ChapterRun:
     """One chapter, in a child process: recordings, and the executed
     chapter as the GPU's page, go straight into the staging folder as
     they are made."""
@@ -266,12 +320,15 @@ def _execute(chapter: str, staging: Path, timeout: float,
         status, tail = "failed: out of time", str(err.stdout or "")[-3000:]
     seconds = time.monotonic() - begin
     print(f"gpu_visit: {chapter}: {status} in {seconds:.0f} s", flush=True)
-    return {"chapter": chapter, "status": status, "seconds": seconds,
-            **({} if status == "ok" else {"output": tail})}
+    result: ChapterRun = {"chapter": chapter, "status": status,
+                          "seconds": seconds}
+    if status != "ok":
+        result["output"] = tail
+    return result
 
 
 def _run_tests(staging: Path, timeout: float,
-               paths: tuple[str, ...] = ("tests/gpu",)) -> dict:
+               paths: tuple[str, ...] = ("tests/gpu",)) -> GpuTestsRun:
     """The GPU tests, with a JUnit file. The chapters just executed are
     the new execution the strict check compares with the pages stored by
     the last visit (``BOOK_FRESH_PAGES``), so none runs twice."""
@@ -301,7 +358,7 @@ def _slug(device: str) -> str:
     return "-".join(part for part in cleaned.split("-") if part)
 
 
-def _save_log(staging: Path, log: dict) -> None:
+def _save_log(staging: Path, log: Mapping[str, Any]) -> None:
     (staging / LOG).write_text(json.dumps(log, indent=1) + "\n")
 
 

@@ -195,7 +195,12 @@ def keep_as_page(notebook: nbformat.NotebookNode, chapter: str
     from helpers.measuring import machine
     from helpers.page import executions
 
-    executor = executions.execution(notebook)["executor"]
+    run = executions.execution(notebook)
+    if run is None:
+        raise ValueError(f"{chapter}: the notebook to keep as a page has "
+                         "no execution stamp: execute it with "
+                         "execute_notebook first, which stamps it.")
+    executor = run["executor"]
     if os.environ.get("BOOK_RECORD") != "1" or executor["backend"] != "gpu":
         return None
     path = executions.page_path(chapter, machine.device_slug(executor),

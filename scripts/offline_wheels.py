@@ -99,7 +99,7 @@ def prune(folder: Path, host_has: set[str]) -> list[Path]:
 def read_names(path: Path) -> set[str]:
     """Canonical project names from a ``pip freeze`` or ``pip list``
     listing, or one name per line."""
-    names = set()
+    names: set[str] = set()
     for line in path.read_text().splitlines():
         name = line.split("==")[0].split()[0] if line.strip() else ""
         if name and not name.startswith(("#", "-", "Package")):

@@ -83,7 +83,7 @@ def test_missing_numbers_are_refused():
     with pytest.raises(ValueError, match="finite number"):
         quantity("B", float("nan"))
     with pytest.raises(ValueError, match="finite number"):
-        quantity("B", None)  # type: ignore[arg-type]
+        quantity("B", None)
     with pytest.raises(ValueError, match="per_unit"):
         quantity("B", 1.0, "GB/s", 0)
 

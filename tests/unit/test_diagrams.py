@@ -68,7 +68,8 @@ def test_mesh_and_ring_draw_every_device():
 @pytest.mark.parametrize("call", [
     lambda: diagrams.warp_reads(0), lambda: diagrams.ring(1),
     lambda: diagrams.pipeline_schedule(0, 3),
-    lambda: diagrams.mesh((2, 4), ("data",)),
+    # One axis name where mesh needs two: wrong on purpose.
+    lambda: diagrams.mesh((2, 4), ("data",)),  # type: ignore[arg-type]
     lambda: diagrams.launch_timeline(0, {"a": 1.0})])
 def test_bad_parameters_are_refused(call):
     with pytest.raises(ValueError):

@@ -1,6 +1,8 @@
 """examine finds each slow pattern in its reproduction and in variations
 not written for it, and nothing slow in good code."""
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -547,7 +549,7 @@ def test_the_command_line_takes_calls_and_says_what_is_wrong(
 
 # --- GPU-side evidence --------------------------------------------------
 
-class State(__import__("typing").NamedTuple):
+class State(NamedTuple):
     position: jax.Array
     velocity: jax.Array
 
