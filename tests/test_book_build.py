@@ -51,7 +51,7 @@ def test_book_builds_without_warnings(built_book):
     for page in (html / "chapters").glob("*.html"):
         assert "widget-view+json" not in page.read_text(), page.name
     fusion = (html / "chapters" / "02_fusion.html").read_text()
-    assert "Controls, live when the page runs" in fusion
+    assert "(each a control in Jupyter or Colab)" in fusion
 
 
 def test_every_page_reads_finished_in_a_browser(built_book):

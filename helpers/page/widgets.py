@@ -39,7 +39,8 @@ def matching_rows(table: pd.DataFrame, setting: dict[str, Any]
 
 
 def explore(table: pd.DataFrame, controls: Sequence[str],
-            show: Sequence[str] | None = None, *, caption: str = "") -> Any:
+            show: Sequence[str] | None = None, *, caption: str = "",
+            start: dict[str, Any] | None = None) -> Any:
     """Controls over ``controls`` columns; the matching rows of ``show``.
 
     Args:
@@ -47,6 +48,8 @@ def explore(table: pd.DataFrame, controls: Sequence[str],
         controls: columns to choose with widgets (e.g. ``["K", "dtype"]``).
         show: columns to display for the chosen rows (default: the rest).
         caption: shown above the table (say where the numbers come from).
+        start: the setting shown first, by control (default: each
+            control's smallest value); the static book shows this one.
 
     Returns:
         An ipywidgets ``VBox`` (in the static book: the default setting's
@@ -76,6 +79,15 @@ def explore(table: pd.DataFrame, controls: Sequence[str],
 
     pickers = {column: _picker(widgets, column, table[column])
                for column in controls}
+    for column, value in (start or {}).items():
+        if column not in pickers:
+            raise KeyError(f"start names {column!r}, which is not a "
+                           f"control; the controls are {list(pickers)}")
+        if value not in pickers[column].options:
+            raise ValueError(f"start sets {column} to {value!r}, which is "
+                             f"not in the table; choose one of "
+                             f"{list(pickers[column].options)}")
+        pickers[column].value = value
     view = widgets.HTML()
 
     def refresh(_: Any = None) -> None:
@@ -100,7 +112,13 @@ def with_static_view(widget: Any, static_html: str) -> Any:
     The widget's display bundle gets a ``text/html`` entry beside its
     widget view. Live front ends prefer the widget view; the static book
     renders the HTML. Returns the same widget, so calls can be chained.
+
+    Works with ipywidgets 8 (a widget gives IPython its bundle,
+    ``_repr_mimebundle_``) and 7, which Colab has long shipped (a widget
+    displays itself, ``_ipython_display_``).
     """
+    if not hasattr(widget, "_repr_mimebundle_"):
+        return _with_static_view_7(widget, static_html)
     live_bundle = widget._repr_mimebundle_
 
     def bundle(**kwargs: Any) -> dict[str, Any]:
@@ -108,6 +126,24 @@ def with_static_view(widget: Any, static_html: str) -> Any:
 
     # An instance attribute: IPython looks the method up on the object.
     widget._repr_mimebundle_ = bundle
+    return widget
+
+
+def _with_static_view_7(widget: Any, static_html: str) -> Any:
+    """`with_static_view` for ipywidgets 7: the widget's own display (its
+    ``_ipython_display_``, as ipywidgets 7.7 writes it) with the HTML
+    added to the bundle it publishes."""
+    from IPython.display import display
+
+    def show(**kwargs: Any) -> None:
+        data = {"text/plain": repr(widget)[:110], "text/html": static_html,
+                "application/vnd.jupyter.widget-view+json": {
+                    "version_major": 2, "version_minor": 0,
+                    "model_id": widget._model_id}}
+        display(data, raw=True)
+        widget._handle_displayed(**kwargs)
+
+    widget._ipython_display_ = show
     return widget
 
 
@@ -130,8 +166,8 @@ def _static_table(table: pd.DataFrame, pickers: dict[str, Any],
             index=False, float_format=number)
         rest = (f"<details><summary>The first {MAX_FOLDED_ROWS} of "
                 f"{len(table)} rows</summary>{first}</details>")
-    return (f"<div>{default_view}<p><i>Controls, live when the page runs "
-            f"in Jupyter or Colab</i>: {choices}.</p>{rest}</div>")
+    return (f"<div>{default_view}<p><i>Settings</i> (each a control in "
+            f"Jupyter or Colab): {choices}.</p>{rest}</div>")
 
 
 def _picker(widgets: Any, column: str, values: pd.Series) -> Any:

@@ -26,6 +26,21 @@ def test_explore_updates_when_a_control_moves():
     assert "kLoop" not in view.value
 
 
+def test_explore_starts_where_it_is_told():
+    box = widgets.explore(TABLE, ["K", "dtype"], ["ms"],
+                          start={"K": 35, "dtype": "f64"})
+    slider, toggle, view = box.children
+    assert (slider.value, toggle.value) == (35, "f64")
+    assert "2.5" in view.value
+    static = box._repr_mimebundle_()["text/html"]
+    assert "(shown: 35)" in static
+    with pytest.raises(KeyError,
+                       match="start names 'n', which is not a control"):
+        widgets.explore(TABLE, ["K"], start={"n": 1})
+    with pytest.raises(ValueError, match="not in the table; choose one of"):
+        widgets.explore(TABLE, ["K"], start={"K": 7})
+
+
 def test_explore_bad_inputs():
     with pytest.raises(KeyError, match=r"\['nope'\] are not in the table"):
         widgets.explore(TABLE, ["nope"])
