@@ -194,7 +194,7 @@ class Work:
 # What a finding's cost says where the book has nothing to price it with
 # yet: the reference H100's run of the field guide's case fills it in
 # (`measured_case`).
-UNPRICED = "not priced: the book has not measured this pattern on the H100"
+UNPRICED = "no H100 measurement of this pattern"
 
 
 def launches(kernels: int, steps: int | None, rates: Rates,

@@ -15,6 +15,8 @@ from typing import Literal
 
 import pandas as pd
 
+from helpers.examine import costs
+
 Confidence = Literal["certain", "likely", "possible"]
 GUIDE = "10_field_guide.html"  # the field guide's page, beside the others
 
@@ -197,7 +199,7 @@ class Report:
         for number, f in enumerate(self.findings, 1):
             lines.append(f"\n{number}. {f.about.title} [{f.confidence}]")
             for label, text in (("evidence", f.evidence),
-                                ("cost", f.cost or "not priced"),
+                                ("cost", f.cost or costs.UNPRICED),
                                 ("why", f.about.why), ("fix", f.about.fix),
                                 ("read", f.about.link)):
                 lines.append(textwrap.fill(
@@ -218,8 +220,9 @@ class Report:
         H100, each a line of its own, so that long evidence reads at any
         width; then each pattern's fix as a sentence."""
         head = (f"<p><b>examine({html.escape(self.function)})</b>: "
-                f"{len(self.findings) or 'no'} finding(s)"
-                f"{f', {len(self.notes)} note(s)' if self.notes else ''}"
+                f"{_count(len(self.findings), 'finding')}"
+                + (f", {_count(len(self.notes), 'note')}" if self.notes
+                   else "") +
                 "</p>")
         blocks = "".join(_html_block(f, f.confidence)
                          for f in self.findings)
@@ -234,6 +237,11 @@ class Report:
         return head + blocks + fixes + skipped
 
 
+def _count(n: int, noun: str) -> str:
+    """``'no findings'``, ``'1 finding'``, ``'3 findings'``."""
+    return f"{n or 'no'} {noun}{'' if n == 1 else 's'}"
+
+
 def _html_block(finding: Finding, confidence: str) -> str:
     """One finding: the pattern, linked to its section, and its
     confidence; its evidence and its cost on an H100 beneath."""
@@ -243,7 +251,8 @@ def _html_block(finding: Finding, confidence: str) -> str:
             f"({html.escape(confidence)})</p><ul>"
             f"<li>evidence: {_inline_code(finding.evidence)}</li>"
             "<li>cost on an H100: "
-            f"{_inline_code(finding.cost or 'not priced')}</li></ul></div>")
+            f"{_inline_code(finding.cost or costs.UNPRICED)}"
+            "</li></ul></div>")
 
 
 def _code(text: str) -> str:

@@ -287,8 +287,8 @@ def find_in_loops(eqs: list[Equation], rates: costs.Rates | None = None
         if e.in_loop and e.name in COLLECTIVES:
             found.append(Finding(
                 "collective-in-loop", f"`{e}` inside a loop body{_runs(e)}",
-                "certain", cost="not priced: the book has measured no "
-                "collective's latency (its recordings are of one GPU)"))
+                "certain", cost="no H100 measurement of a collective's "
+                "latency"))
         if e.name in CALLBACKS:
             where = "inside a loop body" if e.in_loop else "in the program"
             found.append(Finding(

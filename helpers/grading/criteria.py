@@ -117,19 +117,30 @@ def matches_reference(reference: Callable[..., Any],
     return criterion
 
 
+# Parts of the whole a relative error below 0.1% is said in, largest first.
+_PARTS = ((1e-6, "millionth"), (1e-9, "billionth"), (1e-12, "trillionth"))
+
+
 def relative(error: float) -> str:
     """A relative error as a reader says it: a percentage from 0.1% up,
-    millionths below, never an exponent.
+    millionths, billionths or trillionths below, never an exponent.
 
     Example:
         >>> relative(0.453), relative(1e-5), relative(1.2e-7), relative(0.0)
-        ('45.3%', '10 millionths', '0.12 millionths', '0')
+        ('45.3%', '10 millionths', '120 billionths', '0')
+        >>> relative(1e-12), relative(3e-15)
+        ('1 trillionth', 'under a trillionth')
     """
     if error == 0:
         return "0"
     if error >= 1e-3:
         return f"{error * 100:.3g}%"
-    return f"{error * 1e6:.2g} millionths"
+    for size, name in _PARTS:
+        if error >= size:
+            parts = error / size  # 1 to 999
+            count = f"{parts:.0f}" if parts >= 100 else f"{parts:.2g}"
+            return f"{count} {name}{'' if count == '1' else 's'}"
+    return "under a trillionth"
 
 
 def _relative_error(value: Any, want: Any, rtol: float, atol: float

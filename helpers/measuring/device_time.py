@@ -2,10 +2,11 @@
 
 A wall-clock timing of a blocked call counts everything between the
 Python call and the moment the host notices the result: dispatch, the
-launch, the kernels, and the wait. On the first H100 host this book ran
-on, the host's part was 0.15 to 0.33 ms a call, so a 0.7 ms copy timed
-that way looked half as fast as it was. On a GPU the measurement of record
-is therefore the *device time*: what the profiler saw the device do.
+launch, the kernels, and the wait. The host's part is paid on every call,
+and for a kernel of a millisecond or less it is a large share of the time:
+timed that way, such a kernel looks much slower than it is. On a GPU the
+measurement of record is therefore the *device time*: what the profiler
+saw the device do.
 
 `measure` runs a function under `jax.profiler.trace`, each call inside an
 annotation of its own and waited for, and reads back, per call:

@@ -107,8 +107,8 @@ def live_or_recorded(name: str, measure: Callable[[], Any], *,
     On a GPU the result is saved too when ``BOOK_RECORD=1`` is set. With
     ``BOOK_DRY_RUN=1`` (what `make test` sets) a machine without a GPU
     runs ``measure`` too, at its own sizes, and saves nothing: every GPU
-    code path is executed before a GPU visit, and a mistake in one costs
-    seconds here instead of the visit.
+    code path is executed before it runs on a GPU, and a mistake in one
+    costs seconds here instead of GPU time.
 
     Args:
         name: ``'<chapter>/<result>'``.

@@ -12,8 +12,8 @@ We do not trust datasheets for the rates; we measure them here, once:
 
 Both are timed by the device's clock (`helpers.measuring.device_time`: the span
 of the profiled kernels of a call), not the wall clock, which also counts the
-host's part of every call: on the first H100 host that part was a fifth of a 1
-ms copy.
+host's part of every call (dispatch, launch, the wait for the result): for a
+kernel of a millisecond or less, a sizeable share of the time.
 
 Then ``achieved = floor / measured time`` says how close a version came.
 A version cannot beat its floor; a fraction above 1 is a measurement error

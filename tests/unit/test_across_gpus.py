@@ -12,7 +12,7 @@ from helpers.workbook.ch01_measuring import recording as ch1_recording
 from helpers.workbook.ch02_fusion import across_gpus as ch2
 from helpers.workbook.ch02_fusion import numbers, reductions, verdicts
 from test_fusion_verdicts import recording as fixes_recording
-from test_measuring_verdicts import device_recording, first_recording
+from test_measuring_verdicts import device_recording
 from test_recorded import GPU as H100_PROVENANCE
 
 H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
@@ -79,11 +79,6 @@ def test_the_goal_on_each_gpu_is_decided_by_its_own_calls():
         2 * table.loc["H100", "copy GB/s"])
 
 
-def test_a_wall_clock_recording_is_not_compared():
-    with pytest.raises(ValueError, match="device's clock"):
-        ch1.comparison_numbers(first_recording(), device_recording())
-
-
 def ms_at(share, copy_gbps, dtype, k):
     """The time in ms that moves a (1000 x 1000) batch at ``share`` of
     ``copy_gbps``."""
@@ -141,10 +136,6 @@ def test_exercise_2_1s_target_is_read_from_each_recording():
     assert numbers.exercise_target([result(0.98, H100), result(1.0, H200)]
                                    ) == {"H100": pytest.approx(0.98),
                                          "H200": pytest.approx(1.0)}
-    wall = fixes_recording({}, versions=("a @ b", "pad K"))
-    wall["rows"].pop("device ms")
-    assert numbers.exercise_target([results.Result(
-        "02_fusion/fixes", "recorded", wall, {"device": H100})]) == {}
 
 
 def test_each_fixes_ceiling_is_set_beside_chapter_1s():

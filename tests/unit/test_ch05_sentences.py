@@ -61,8 +61,9 @@ def test_times_reads_as_prose():
 def test_the_jit_finding_is_words_and_flips_with_the_retraces():
     data = _data()
     found = claims.findings(data)[claims.JIT]
-    assert found == ("retraced on exactly the 4 expected calls; first "
-                     "call 13,000 times a later one", "holds")
+    assert found == ("retraced on exactly the 4 expected calls; the first "
+                     "call, which compiles, 13,000 times as long as a "
+                     "later one", "holds")
     data["retraces"][1] = True  # new values retraced: a broken cache
     found = claims.findings(data)[claims.JIT]
     assert found.verdict == "does not hold"

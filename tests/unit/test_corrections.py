@@ -65,7 +65,7 @@ def test_the_transposes_row_is_not_a_at_b_again():
     recording = results.reference("02_fusion/fixes")
     if not recording.available:
         pytest.skip("chapter 2's H100 recording is not in recorded/")
-    table = fusion_verdicts.table(recording.data, 3005)
+    table = fusion_verdicts.table(recording.data)
     rows = fixes.against_default(table, "batch-minor + transposes").loc[
         10:50]
     assert rows["same kind"].all()

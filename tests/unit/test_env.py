@@ -43,7 +43,7 @@ def test_format_provenance_of_a_gpu():
                            "JAX may use 59.4 GiB)")
     assert "driver 550.54" in line and line.endswith("2026-11-22")
     assert machine.device_slug(info) == "nvidia-h100-80gb-hbm3"
-    del info["total_memory_bytes"]  # the first recording had only the limit
+    del info["total_memory_bytes"]  # nvidia-smi gave no total: the limit
     line = machine.format_provenance(info)
     assert "(gpu, sm_90, JAX may use 59.4 GiB)" in line
 

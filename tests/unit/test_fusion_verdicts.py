@@ -4,17 +4,11 @@ with the data behind it."""
 import pandas as pd
 import pytest
 
-import first_visit
-from helpers.workbook.ch01_measuring import recording as measuring_recording
+from helpers.measuring import recorded
 from helpers.workbook.ch02_fusion import numbers
 from helpers.workbook.ch02_fusion import verdicts as fusion_verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
-
-
-def first_copy_gbps():
-    return measuring_recording.copy_rates(
-        first_visit.load("01_measuring/summary")["data"]).device
 
 
 def recording(times, versions=("a @ b",), fusions="kInput reduce",
@@ -37,15 +31,21 @@ def recording(times, versions=("a @ b",), fusions="kInput reduce",
     return {"copy_gbps": copy_gbps, "batch": [1000, 1000], "rows": rows}
 
 
-def test_the_first_recording_shows_no_cliff_by_the_wall_clock():
-    rows = fusion_verdicts.table(first_visit.load("02_fusion/sweep")["data"],
-                                 first_copy_gbps())
-    assert numbers.cliff(rows)["float32"] == pytest.approx(0.87, abs=0.005)
+def test_rows_are_read_by_device_time_against_their_own_ceiling():
+    data = recording({("a @ b", "float32", 25): 2.0}, copy_gbps=2000.0)
+    rows = fusion_verdicts.table(data)
+    assert set(rows["clock"]) == {"device"}
+    assert (rows["ms"] == rows["device ms"]).all()
+    assert rows.attrs["copy_gbps"] == 2000.0
+    at = rows[(rows["K"] == 25) & (rows["dtype"] == "float32")]
+    moved = fusion_verdicts.reductions.bytes_moved(10**6, 25, 4)
+    assert at["achieved"].iloc[0] == pytest.approx(
+        moved / 2e-3 / 1e9 / 2000.0)
 
 
-def test_a_wall_clock_recording_needs_the_device_time_ceiling():
-    with pytest.raises(ValueError, match="copy_gbps"):
-        fusion_verdicts.table(first_visit.load("02_fusion/sweep")["data"])
+def test_the_reference_sweep_shows_no_cliff():
+    rows = fusion_verdicts.table(recorded.load("02_fusion/sweep")["data"])
+    assert max(numbers.cliff(rows).values()) <= fusion_verdicts.CLIFF
 
 
 @pytest.mark.parametrize("slow32, slow64", [(1.0, 1.0), (5.0, 3.0),
@@ -57,10 +57,9 @@ def test_the_cliff_is_decided_by_the_data(slow32, slow64):
 
 
 def test_the_autotuners_choices_are_counted_from_the_run():
-    rows = fusion_verdicts.table(first_visit.load("02_fusion/sweep")["data"],
-                                 first_copy_gbps())
+    rows = fusion_verdicts.table(recorded.load("02_fusion/sweep")["data"])
     assert numbers.emitters(rows) == {"triton": 22, "cases": 30,
-                                      "rule_agrees": 8}
+                                      "rule_agrees": 30}
     kept = fusion_verdicts.table(recording({}, fusions="kLoop reduce"))
     assert numbers.emitters(kept)["triton"] == 0
 

@@ -104,29 +104,30 @@ def test_a_goal_needs_a_label_for_each_value():
         goals.Goal("x", "a goal", ("a", "b"), lambda v: True, ("only a",))
 
 
-def test_a_run_is_said_in_words(tmp_path):
-    assert "No GPU test run is recorded" in goals.run_in_words(None)
+def test_a_run_is_tabled(tmp_path):
+    assert goals.run_table(None).empty
     junit = tmp_path / "junit.xml"
     junit.write_text('<testsuites><testsuite tests="37" failures="0" '
                      'errors="0" skipped="1" timestamp="2026-11-26T02:49">'
                      '</testsuite></testsuites>')
-    said = goals.run_in_words(goals.strict_run(junit))
-    assert said.startswith("The last GPU test run (2026-11-26): 37 tests, "
-                           "36 passed, 1 skipped and 0 failed.")
-    assert said.endswith("No chapter was compared with a stored page of "
-                         "the same GPU: that run stored the first.")
+    shown = goals.run_table(goals.strict_run(junit))
+    assert shown["date"] == "2026-11-26"
+    assert (shown["tests"], shown["passed"], shown["skipped"],
+            shown["failed"]) == (37, 36, 1, 0)
+    assert shown["chapters compared with their stored pages"] == 0
     junit.write_text(
         '<testsuites><testsuite tests="5" failures="1" skipped="1" '
         'timestamp=""><properties><property name="device" '
         'value="NVIDIA H200"/></properties>' + PAGES +
         '<testcase classname="tests.gpu.test_on_gpu" name="test_b"/>'
         '</testsuite></testsuites>')
-    said = goals.run_in_words(goals.strict_run(junit))
-    assert "(undated, on the NVIDIA H200): 5 tests, 3 passed, 1 skipped " \
-        "and 1 failed (test_the_chapter_reproduces_its_stored_page" \
-        "[02_fusion])." in said
-    assert said.endswith("1 of 2 chapters executed again reproduced their "
-                         "stored pages.")
+    shown = goals.run_table(goals.strict_run(junit))
+    assert (shown["run on"], shown["date"]) == ("NVIDIA H200",
+                                                "(not recorded)")
+    assert shown["failed"] == ("1 (test_the_chapter_reproduces_its_stored_"
+                               "page[02_fusion])")
+    assert (shown["chapters compared with their stored pages"],
+            shown["of them reproduced"]) == (2, 1)
 
 
 def test_a_goal_is_judged_on_every_other_recorded_gpu(tmp_path, monkeypatch):

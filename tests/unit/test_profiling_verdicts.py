@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import first_visit
+from helpers.measuring import recorded
 from helpers.workbook.ch04_profiling import attention, verdicts
 
 GPU = "NVIDIA H100 80GB HBM3"
@@ -29,24 +29,24 @@ def walls(einsum_us, matmul_us, n=40):
                                   ("matmul", matmul_us))}}
 
 
-def test_the_first_recording_is_decided_by_its_kept_profile():
-    data = first_visit.load("04_profiling/gpu")["data"]
-    fixture = attention.fixture_calls(attention.fixture_folder())
-    assert len(fixture) == 400 and set(fixture["kernels"]) == {10}
-    ran = verdicts.call_numbers(data, verdicts.device_calls(data, fixture),
-                                None)
+def test_the_reference_recording_is_decided_by_its_recorded_calls():
+    data = recorded.load("04_profiling/gpu")["data"]
+    ran = verdicts.call_numbers(data, verdicts.device_calls(data), None)
     assert ran["device_verdict"] == "matmul faster"
-    assert ran["wall_verdict"] == "no detectable difference"
+    assert ran["wall_verdict"] == verdicts.NO_CLEAR
     assert ran["graph_share"] > 0.99
+    # the kept profile holds the same calls: 400, of 10 kernels each
+    kept = attention.fixture_calls(attention.fixture_folder())
+    assert len(kept) == len(verdicts.device_calls(data)) == 400
+    assert set(kept["kernels"]) == {10}
 
 
-def test_recorded_calls_outrank_the_fixture():
+def test_the_recorded_calls_are_read():
     data = {"calls_alternating": calls(120, 125).to_dict("list"),
             **walls(240, 245)}
-    chosen = verdicts.device_calls(data, fixture=None)
+    chosen = verdicts.device_calls(data)
     assert verdicts.call_numbers(data, chosen, None)["device_verdict"] == \
         "einsum faster"
-    assert verdicts.device_calls({}, None) is None
 
 
 def test_the_whole_call_verdict_flips_with_the_device_times():

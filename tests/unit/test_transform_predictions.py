@@ -66,9 +66,10 @@ def test_remat_predictions_match_the_products_xla_gpu_compiles():
     assert memory[1].value == (6 * 1024 + 2 * 4096) * 4
 
 
-def test_recordings_without_sizes_ran_at_the_first_gpu_sizes():
-    assert claims.sizes_of({}) == claims.FIRST_GPU_SIZES
-    assert max(claims.sizes_of({})["lengths"]) == 256
+def test_a_recording_says_the_sizes_it_ran_at():
+    from helpers.measuring import recorded
+    reference = recorded.load("05_transformations/claims")["data"]
+    assert max(claims.sizes_of(reference)["lengths"]) == 256
     assert claims.sizes_of({"sizes": {"width": 3}}) == {"width": 3}
 
 

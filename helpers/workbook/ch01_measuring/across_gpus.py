@@ -18,11 +18,10 @@ from helpers.workbook.ch01_measuring import recording, verdicts
 
 def row(data: dict[str, Any]) -> dict[str, Any]:
     """One GPU's headline numbers from its ``01_measuring/summary`` data:
-    the two ceilings, the host's part of a blocked call, and the goal's
-    ratio (None where the recording does not hold it)."""
+    the clock that timed it, the two ceilings, the host's part of a
+    blocked call, and the goal's ratio."""
     copy, matmul = recording.copy_rates(data), recording.matmul_rates(data)
-    return {"clock": "device" if recording.by_device_clock(data)
-            else "wall",
+    return {"clock": data["clock"],
             "copy GB/s": copy.device,
             "TF32 TFLOP/s": matmul.default,
             "highest TFLOP/s": matmul.highest,
@@ -48,10 +47,6 @@ def comparison_numbers(reference: dict[str, Any], other: dict[str, Any]
     back to back beyond its kernel's span (``*_added_us``), the span, and
     their ratio (``*_agreement``; the goal is within
     `verdicts.AGREEMENT` of 1)."""
-    if not (recording.by_device_clock(reference)
-            and recording.by_device_clock(other)):
-        raise ValueError("both recordings must be by the device's clock: "
-                         "a wall-clock ceiling holds the host's part too.")
     ref, new = row(reference), row(other)
     numbers = {"other_copy_gbps": new["copy GB/s"],
                "copy_ratio": new["copy GB/s"] / ref["copy GB/s"],

@@ -2,10 +2,11 @@
 and matmul rates, and each kernel's floor against them.
 
 `helpers.workbook.ch01_measuring.verdicts` turns these numbers into the
-chapter's sentences; chapter 2 reads its copy ceiling here too. Two
-shapes of recording exist: the first H100 visit (2026-11-23) timed every
-call by the wall clock; recordings since hold device time and say so with
-``'clock': 'device'`` (`by_device_clock`).
+chapter's sentences; chapter 2 reads its copy ceiling here too. A
+recording's times of record are device time
+(`helpers.measuring.device_time`), and it says so with
+``'clock': 'device'`` (`DEVICE_CLOCK`); the wall clock and the host's
+overhead stand beside them.
 """
 
 from __future__ import annotations
@@ -20,11 +21,6 @@ from helpers.measuring import roofline
 
 DEVICE_CLOCK: Literal["device"] = "device"
 FLOAT32_BYTES = 4
-
-
-def by_device_clock(data: dict[str, Any]) -> bool:
-    """True for a recording whose times of record are device time."""
-    return data.get("clock") == DEVICE_CLOCK
 
 
 def profile_rows(data: dict[str, Any]) -> pd.DataFrame:
@@ -58,109 +54,66 @@ def host_part_us(data: dict[str, Any]) -> float:
 @dataclasses.dataclass(frozen=True)
 class CopyRates:
     """The copy ceiling in GB/s by the device's clock and by the wall
-    clock, and the host's overhead per call in µs (None where not
-    recorded)."""
+    clock, and the host's overhead per call in µs."""
 
     device: float
     wall: float
-    overhead_us: float | None
+    overhead_us: float
 
 
 def copy_rates(data: dict[str, Any]) -> CopyRates:
-    """The recording's copy ceiling, by both clocks.
-
-    A wall-clock recording has no device-time ceiling; its profile of
-    ``x + 1`` on a large float32 array gives one: the bytes the kernel
-    read and wrote over its time.
-    """
-    if by_device_clock(data):
-        copy = data["ceilings"]["timings"]["copy"]
-        device = data["ceilings"]["copy_bytes_per_s"]
-        wall_s = statistics.median(copy["wall"]["times"])
-        span_s = statistics.median(copy["span"]["times"])
-        return CopyRates(device=device / 1e9,
-                         wall=device * span_s / wall_s / 1e9,
-                         overhead_us=(wall_s - span_s) * 1e6)
-    large = profile_rows(data).iloc[-1]
-    moved = 2 * FLOAT32_BYTES * large["elements"]
-    return CopyRates(device=moved / (large["kernel_us"] * 1e-6) / 1e9,
-                     wall=data["copy_gbps"], overhead_us=None)
+    """The recording's copy ceiling, by both clocks: the device-time
+    ceiling it recorded, and the same bytes over the copy's wall time;
+    the difference of the two medians is the host's part of a call."""
+    copy = data["ceilings"]["timings"]["copy"]
+    device = data["ceilings"]["copy_bytes_per_s"]
+    wall_s = statistics.median(copy["wall"]["times"])
+    span_s = statistics.median(copy["span"]["times"])
+    return CopyRates(device=device / 1e9,
+                     wall=device * span_s / wall_s / 1e9,
+                     overhead_us=(wall_s - span_s) * 1e6)
 
 
 @dataclasses.dataclass(frozen=True)
 class MatmulRates:
-    """TFLOP/s of the float32 matmul at JAX's default precision (TF32 on
-    tensor cores) and at ``precision='highest'`` (None if not recorded),
-    and the clock that timed them (``'device'`` or ``'wall'``)."""
+    """TFLOP/s of the float32 matmul by the device's clock, at JAX's
+    default precision (TF32 on tensor cores) and at
+    ``precision='highest'``."""
 
     default: float
-    highest: float | None
-    clock: Literal["device", "wall"]
+    highest: float
 
 
 def matmul_rates(data: dict[str, Any]) -> MatmulRates:
     """The recording's float32 matmul rates."""
-    if by_device_clock(data):
-        rates = data["ceilings"]["matmul_flops_per_s"]
-        return MatmulRates(
-            default=rates["float32"] / 1e12,
-            highest=rates[f"float32, {roofline.HIGHEST}"] / 1e12,
-            clock=DEVICE_CLOCK)
-    return MatmulRates(default=data["matmul_tflops"],
-                       highest=data.get("matmul_tflops_highest"),
-                       clock="wall")
+    rates = data["ceilings"]["matmul_flops_per_s"]
+    return MatmulRates(default=rates["float32"] / 1e12,
+                       highest=rates[f"float32, {roofline.HIGHEST}"] / 1e12)
 
 
 def cache_columns(data: dict[str, Any]) -> tuple[str, str]:
-    """The cache table's columns of record: same array, rotated."""
-    if by_device_clock(data):
-        return "same device GB/s", "rotated device GB/s"
-    return "same array GB/s", "rotated GB/s"
-
-
-def matmul_size(flops: float) -> int:
-    """n of the square product that does ``flops`` (2 n^3)."""
-    return round((flops / 2) ** (1 / 3))
+    """The cache table's columns of record, by device time: the same
+    array, and a rotation of arrays."""
+    return "same device GB/s", "rotated device GB/s"
 
 
 def floors_table(data: dict[str, Any]) -> pd.DataFrame:
-    """Each kernel's floor, its time of record and the fraction of the
-    floor it reached, or, where a time beat its floor, the error and its
-    cause (a version cannot beat its floor).
-
-    A device-clock recording divides by device time against device-time
-    ceilings. The first recording's floors are computed again here: a
-    memory floor against the copy ceiling its profile gives by the
-    device's clock, over the wall-clock time (a lower bound of the
-    fraction: the time holds the host's part); a compute floor from its
-    wall-clock matmul rate, valid only at the size that rate was measured.
-    """
+    """Each kernel's floor, its time of record (device time) and the
+    fraction of the floor it reached, or, where a time beat its floor,
+    the error and its cause (a version cannot beat its floor)."""
     rows = pd.DataFrame(data["floors"])
-    copy = copy_rates(data).device * 1e9
-    mm = matmul_rates(data)
     written = written_bytes(data)
     out = []
     for row in rows.to_dict("records"):
-        if by_device_clock(data):
-            floor_ms, time_ms, clock = (row["floor ms"], row["device ms"],
-                                        "device")
-            fraction = floor_ms / time_ms
-            note, error = _over_ceiling(row, fraction,
-                                        written.get(row["kernel"]))
-            shown: Any = (roofline.ABOVE_CEILING if error
-                          else READS_ONLY if READS_NOTE in note
-                          else min(fraction, 1.0))
-        else:
-            time_ms, clock = row["median ms"], "wall"
-            floor_ms, note = _first_recording_floor(row, copy, mm,
-                                                    data["matmul_n"])
-            fraction = floor_ms / time_ms
-            error = bool(note)
-            shown = (roofline.ABOVE_CEILING if error and fraction > 1
-                     else fraction if error else roofline.share(fraction))
+        floor_ms, time_ms = row["floor ms"], row["device ms"]
+        fraction = floor_ms / time_ms
+        note, error = _over_ceiling(row, fraction, written.get(row["kernel"]))
+        shown: Any = (roofline.ABOVE_CEILING if error
+                      else READS_ONLY if READS_NOTE in note
+                      else min(fraction, 1.0))
         out.append({"kernel": row["kernel"], "bound": row["bound"],
                     "floor ms": floor_ms, "time ms": time_ms,
-                    "clock": clock, "achieved": shown, "note": note,
+                    "clock": data["clock"], "achieved": shown, "note": note,
                     "error": error})
     return pd.DataFrame(out).set_index("kernel")
 
@@ -178,30 +131,9 @@ def roofline_inputs(data: dict[str, Any]
         "bytes": rows["bytes (hand)"].to_numpy(),
         "seconds": table["time ms"].to_numpy() / 1e3})
     mm = matmul_rates(data)
-    peaks = {"float32, default (TF32)": mm.default * 1e12}
-    if mm.highest:
-        peaks["float32, highest"] = mm.highest * 1e12
-    clock = table["clock"].iloc[0]
-    return (copy_rates(data).device * 1e9, peaks, kernels,
-            "device time" if clock == DEVICE_CLOCK else "wall clock")
-
-
-def _first_recording_floor(row: dict[str, Any], copy: float,
-                           mm: MatmulRates, matmul_n: int
-                           ) -> tuple[float, str]:
-    """The first recording's floor for one kernel, and what is wrong with
-    it ('' when nothing)."""
-    if row["bound"] == "memory":
-        return row["bytes (hand)"] / copy * 1e3, ""
-    n = matmul_size(row["flops (hand)"])
-    floor_ms = row["flops (hand)"] / (mm.default * 1e12) * 1e3
-    if n != matmul_n:
-        return floor_ms, (f"its rate was measured at n = {matmul_n} and "
-                          f"applied to a product of n = {n}, both by the "
-                          "wall clock")
-    if floor_ms > row["median ms"]:
-        return floor_ms, "its rate was timed by the wall clock"
-    return floor_ms, ""
+    peaks = {"float32, default (TF32)": mm.default * 1e12,
+             "float32, highest": mm.highest * 1e12}
+    return copy_rates(data).device * 1e9, peaks, kernels, "device time"
 
 
 READS_NOTE = "faster than the copy ceiling"

@@ -4,12 +4,10 @@ ceiling, the emitters the GPU ran against XLA's rule, and the goal's
 report. `helpers.workbook.ch02_fusion.numbers` takes the numbers the
 chapter's paragraphs quote from these tables.
 
-Recordings since device time hold ``'device ms'`` and ``'wall ms'`` per
-row, and a copy ceiling by the device's clock. The first H100 recording
-(2026-11-23) holds wall-clock times of blocked calls (``'ms'``), with the
-host's part in each; its fractions are computed here against the copy
-ceiling chapter 1's recorded profile gives by the device's clock, which
-makes them lower bounds.
+A recording holds ``'device ms'`` and ``'wall ms'`` per row, and the copy
+ceiling by the device's clock measured in the same run (``copy_gbps``);
+each row's time of record is its device time, and its fraction is taken
+of that ceiling.
 """
 
 from __future__ import annotations
@@ -28,34 +26,20 @@ GOAL_KS = (10, 50)
 CLIFF = 1.10
 
 
-def by_device_clock(data: dict[str, Any]) -> bool:
-    """True for a recording whose rows hold device time."""
-    return "device ms" in data["rows"]
-
-
-def table(data: dict[str, Any], copy_gbps: float | None = None
-          ) -> pd.DataFrame:
-    """The recording's rows with the time of record as ``ms``, its
-    ``clock``, and ``achieved``: GB/s over the device-time copy ceiling
-    (raw; `roofline.share` before showing it).
+def table(data: dict[str, Any]) -> pd.DataFrame:
+    """The recording's rows with the time of record (device time) as
+    ``ms``, its ``clock``, and ``achieved``: GB/s over the recording's own
+    copy ceiling by the device's clock (raw; `roofline.share` before
+    showing it).
 
     Args:
-        data: a ``02_fusion/sweep`` or ``02_fusion/fixes`` recording.
-        copy_gbps: the copy ceiling by the device's clock, for a
-            wall-clock recording (chapter 1's recorded profile gives it);
-            a device-clock recording carries its own.
+        data: a ``02_fusion/sweep`` or ``02_fusion/fixes`` recording; its
+            ``copy_gbps``, measured in the same run as its rows, is the
+            ceiling.
     """
+    ceiling = data["copy_gbps"]
     rows = pd.DataFrame(data["rows"])
-    if by_device_clock(data):
-        rows["ms"], rows["clock"] = rows["device ms"], "device"
-        copy_gbps = data["copy_gbps"]
-    else:
-        rows["clock"] = "wall"
-        if copy_gbps is None:
-            raise ValueError("a wall-clock recording needs the device-time "
-                             "copy ceiling: pass copy_gbps (chapter 1's "
-                             "ceiling, from helpers.workbook.ch01_measuring"
-                             ".recording.copy_rates).")
+    rows["ms"], rows["clock"] = rows["device ms"], "device"
     batch = 1
     for side in data["batch"]:
         batch *= side
@@ -64,8 +48,8 @@ def table(data: dict[str, Any], copy_gbps: float | None = None
                     / (ms * 1e-3) / 1e9
                     for k, d, ms in zip(rows["K"], rows["dtype"],
                                         rows["ms"])]
-    rows["achieved"] = rows["GB/s"] / copy_gbps
-    rows.attrs["copy_gbps"] = copy_gbps
+    rows["achieved"] = rows["GB/s"] / ceiling
+    rows.attrs["copy_gbps"] = ceiling
     return rows
 
 

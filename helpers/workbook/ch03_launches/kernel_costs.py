@@ -103,8 +103,8 @@ def graphs(table: pd.DataFrame, graph_bodies: dict[str, bool],
 def one_kernel(table: pd.DataFrame) -> arithmetic.Worked | None:
     """How many times faster one kernel for the whole loop should be than
     the same loop launched kernel by kernel, at least: the step's wall
-    clock over its kernels' own time. None when the recording has no
-    kernel time (the first H100 visit's)."""
+    clock over its kernels' own time. None when the table has no row
+    for the loop or no positive kernel time for it."""
     rows = _rows(table)
     if FUSED_LOOP not in rows.index:
         return None

@@ -66,16 +66,13 @@ def float_operations(operations: pd.Series) -> int:
                            for name in operations.index]].sum())
 
 
-def one_chain(data: dict[str, Any], host_part_us: float | None,
-              float_ops: int) -> OneChainPrediction | None:
+def one_chain(data: dict[str, Any], float_ops: int
+              ) -> OneChainPrediction | None:
     """Predict the one-chain goal from a ``03_launches/goals`` recording.
 
     Args:
-        data: the recording's data (steps, one_chain_s, trivial_fused_s).
-        host_part_us: the host's part of one blocked call on the same GPU
-            (chapter 1's recording), taken off the one-multiply-add loop's
-            wall-clock time when its device time was not recorded; None
-            when chapter 1 was not recorded.
+        data: the recording's data (steps, one_chain_s, and device_s with
+            the one-multiply-add loop's device time, ``'trivial fused'``).
         float_ops: the floating-point operations of one step.
 
     Returns:
@@ -85,7 +82,7 @@ def one_chain(data: dict[str, Any], host_part_us: float | None,
     if float_ops < 1:
         raise ValueError(f"a step needs at least one floating-point "
                          f"operation, got {float_ops}.")
-    floor = _floor(data, host_part_us)
+    floor = _floor(data)
     if not isinstance(cpu_s, float) or floor is None or floor.value <= 0:
         return None
     q = arithmetic.quantity
@@ -100,31 +97,17 @@ def one_chain(data: dict[str, Any], host_part_us: float | None,
     return OneChainPrediction(budget, floor, estimate)
 
 
-def net_step_s(call_s: float, steps: int, host_part_us: float) -> float:
-    """A wall-clock call's time per step less the host's part of one call
-    (chapter 1's): what a step takes inside the kernel, roughly."""
-    return (call_s - host_part_us * 1e-6) / steps
-
-
-def _floor(data: dict[str, Any],
-           host_part_us: float | None) -> arithmetic.Worked | None:
-    """A one-multiply-add step's time: by the device's clock when recorded,
-    else the wall clock less the host's part of the call."""
+def _floor(data: dict[str, Any]) -> arithmetic.Worked | None:
+    """A one-multiply-add step's time by the device's clock; None where
+    that loop failed and has no device time."""
     q = arithmetic.quantity
-    steps = q("N", data["steps"])
-    device_s = data.get("device_s", {}).get("trivial fused")
-    if isinstance(device_s, float):
-        return arithmetic.worked(
-            r"t_\text{floor}", "device / steps", unit="ns", per_unit=1e-9,
-            device=q(r"T_\text{one op}", device_s, "µs", 1e-6), steps=steps)
-    wall_s = data.get("trivial_fused_s")
-    if not isinstance(wall_s, float) or host_part_us is None:
+    device_s = data["device_s"].get("trivial fused")
+    if not isinstance(device_s, float):
         return None
     return arithmetic.worked(
-        r"t_\text{floor}", "(wall - host) / steps", unit="ns",
-        per_unit=1e-9, steps=steps,
-        wall=q(r"T_\text{one op}", wall_s, "µs", 1e-6),
-        host=q(r"t_\text{host}", host_part_us * 1e-6, "µs", 1e-6))
+        r"t_\text{floor}", "device / steps", unit="ns", per_unit=1e-9,
+        device=q(r"T_\text{one op}", device_s, "µs", 1e-6),
+        steps=q("N", data["steps"]))
 
 
 # --- unrolling: a step's time from its launches ---------------------------

@@ -9,9 +9,9 @@ page writes the sentences and checks each claim against these numbers
 (`helpers.page.claims.check`).
 
 A loop's time of record is the wall clock of a blocked call over its 8000 steps
-(`helpers.workbook.ch03_launches.variants.measure` says why); recordings since
-the first H100 visit add the device's kernel time, kernel count and CUDA-graph
-share per step from profiled calls, and the fused kernels' device time.
+(`helpers.workbook.ch03_launches.variants.measure` says why); beside it stand
+the device's kernel time, kernel count and CUDA-graph share per step from
+profiled calls, and the fused kernels' device time.
 """
 
 from __future__ import annotations
@@ -33,19 +33,14 @@ GRAPH_VARIANTS = ("while, static bound", "scan, split per step",
 
 def variants_table(data: dict[str, Any]) -> pd.DataFrame:
     """One row per variant and dtype: µs per step on the GPU and on its
-    host's CPU (wall clock), kernels per step counted in a profile, and,
-    where recorded, the kernels' own µs per step and the share of them
-    that ran inside a CUDA graph."""
+    host's CPU (wall clock), and, from the GPU's profiled calls, kernels
+    per step, the kernels' own µs per step and the share of them that ran
+    inside a CUDA graph."""
     gpu = pd.DataFrame(data["gpu"])
     cpu = pd.DataFrame(data["cpu"])
     table = gpu.merge(cpu[["variant", "dtype", "us_per_step"]],
                       on=["variant", "dtype"], how="left",
                       suffixes=(" GPU", " CPU"))
-    if "kernels_per_step" not in table:  # the first recording
-        counts = next(iter(data["profiled_launches_per_step"].values()))
-        table["kernels_per_step"] = table["variant"].map(counts)
-        table["kernel_us_per_step"] = None
-        table["in_graph"] = None
     return table[["variant", "dtype", "us_per_step GPU", "us_per_step CPU",
                   "launches_per_step", "kernels_per_step",
                   "kernel_us_per_step", "in_graph"]]
@@ -121,18 +116,15 @@ def _required(table: dict[str, Any], name: str) -> float:
 
 
 def best_fused(data: dict[str, Any]) -> tuple[str, float, str] | None:
-    """The fastest one-chain fused kernel: its name, seconds and clock
-    (device time where recorded, else the wall clock)."""
-    device = data.get("device_s", {})
-    clock = "device" if device else "wall"
-    source = device if device else data["one_chain_s"]
+    """The fastest one-chain fused kernel by device time: its name,
+    seconds and clock (``'device'``); None where neither kernel ran."""
     found = [(name, seconds) for name in ("gpu fused_scan",
                                           "gpu fused_scan, triton")
-             if (seconds := _seconds(source, name)) is not None]
+             if (seconds := _seconds(data["device_s"], name)) is not None]
     if not found:
         return None
     name, seconds = min(found, key=lambda item: item[1])
-    return name, seconds, clock
+    return name, seconds, "device"
 
 
 def step_numbers(table: pd.DataFrame) -> dict[str, float]:
@@ -202,7 +194,7 @@ def chain_numbers(data: dict[str, Any]) -> dict[str, Any]:
     steps = data["steps"]
     cpu = _required(data["one_chain_s"], "cpu scan, softplus hoisted")
     wall = _required(data["one_chain_s"], name)
-    floor = _seconds(data.get("device_s", {}), "trivial fused")
+    floor = _seconds(data["device_s"], "trivial fused")
     many = data["many_chains_s"]
     side = min(s for s in (_seconds(many, "gpu fused, 64 chains per program"),
                            _seconds(many, "gpu fused, one chain per thread"))

@@ -3,9 +3,7 @@ claims turn on.
 
 The attention block's two versions are compared on the reference GPU by
 the device's clock: each call's kernels, first start to last end,
-recorded per call (``calls_alternating``), or, for the first recording,
-read from its kept profile
-(`helpers.workbook.ch04_profiling.attention.fixture_calls`).
+recorded per call (``calls_alternating``).
 The wall clock stands beside it, with the share of a call that is the
 device's. The profile's execution mode is named from the profile itself:
 the share of its kernels that ran inside a CUDA graph.
@@ -80,13 +78,10 @@ def p_text(p_value: float) -> str:
     return "< 0.001" if p_value < 0.001 else f"{p_value:.3f}"
 
 
-def device_calls(data: dict[str, Any], fixture: pd.DataFrame | None
-                 ) -> pd.DataFrame | None:
-    """Each profiled call's device time (alternating order): recorded,
-    or read from the kept profile ``fixture`` (None when neither)."""
-    if "calls_alternating" in data:
-        return pd.DataFrame(data["calls_alternating"])
-    return fixture
+def device_calls(data: dict[str, Any]) -> pd.DataFrame:
+    """Each profiled call's device time, in the alternating order the
+    recording holds them (``calls_alternating``)."""
+    return pd.DataFrame(data["calls_alternating"])
 
 
 def memsets_by_op(events: pd.DataFrame) -> dict[str, float]:

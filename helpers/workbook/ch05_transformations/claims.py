@@ -32,10 +32,6 @@ GPU_SIZES = {"width": 512, "batches": (16, 64, 128),
              "lengths": (16, 64, 128), "remat": (1024, 4096, 4096),
              "forward": (1024, 1024), "matmuls": (1024, 4096, 8192),
              "mfu": ((512, 128), (8192, 8192))}
-# The sizes the H100 measured at until 2026-11-26: a recording without a
-# ``sizes`` key (the first, of 2026-11-23) ran at these.
-FIRST_GPU_SIZES = {**{k: v for k, v in GPU_SIZES.items() if k != "mfu"},
-                   "batches": (16, 64, 256), "lengths": (16, 64, 256)}
 EXPECTED_RETRACES = [True, False, True, True, True, False, False]
 # The H100 SXM5's peak rates in FLOP/s without sparsity, from NVIDIA's
 # H100 whitepaper (2022): the chapter's prediction, not a measurement.
@@ -54,9 +50,9 @@ LOOP = "Python loop of jitted calls"
 INSIDE = "Python loop inside jit"
 DEFAULT = steps.DEFAULT
 HIGHEST = steps.HIGHEST
-# bf16 inputs made before the call: the fair comparison; a recording made
-# before 2026-11-28 has only the casts inside the call, under the name
-# the casts once went by.
+# bf16 inputs made before the call: the fair comparison. The H100's
+# recording has only the casts inside the call, named "bfloat16 inputs";
+# `largest` reads that name as `BFLOAT16_CAST`.
 BFLOAT16 = steps.BF16_INPUTS
 BFLOAT16_CAST = steps.BF16_CAST
 _OLD_NAMES = {"bfloat16 inputs": BFLOAT16_CAST}
@@ -113,10 +109,8 @@ def measure(sizes: dict[str, Any]) -> dict[str, Any]:
 
 
 def sizes_of(data: dict[str, Any]) -> dict[str, Any]:
-    """The sizes a recording of `measure` ran at. The first H100 recording
-    (2026-11-23) predates the ``sizes`` key; it ran at `FIRST_GPU_SIZES`.
-    """
-    return data.get("sizes", FIRST_GPU_SIZES)
+    """The sizes a recording of `measure` ran at (its ``sizes``)."""
+    return data["sizes"]
 
 
 def sizes_in_words(sizes: dict[str, Any]) -> str:
@@ -167,13 +161,25 @@ def bf16_kind(big: pd.DataFrame) -> str:
     return BFLOAT16 if BFLOAT16 in big.index else BFLOAT16_CAST
 
 
+def _about(ratio: float) -> str:
+    """A large ratio to two significant figures, as a reader rounds it.
+
+    Example:
+        >>> _about(12962.4), _about(3.74)
+        ('13,000', '3.7')
+    """
+    rounded = float(f"{ratio:.2g}")
+    return f"{rounded:,.0f}" if rounded >= 100 else f"{rounded:.2g}"
+
+
 def _jit(data: dict[str, Any]) -> Finding:
     retraced = sum(data["retraces"])
     c = data["compile_vs_run"]
-    first = times(c["first call s"] / c["later calls s"])
+    first = c["first call s"] / c["later calls s"]
     if data["retraces"] == EXPECTED_RETRACES:
         return Finding(f"retraced on exactly the {retraced} expected "
-                       f"calls; first call {first} times a later one",
+                       f"calls; the first call, which compiles, "
+                       f"{_about(first)} times as long as a later one",
                        "holds")
     return Finding(f"retraced on {retraced} of {len(data['retraces'])} "
                    "calls, not on exactly the "
@@ -261,9 +267,8 @@ def _forward(data: dict[str, Any]) -> Finding:
 
 
 def measured_on_cpu(data: dict[str, Any]) -> bool:
-    """Whether ``data`` (from `measure`) was measured on a CPU. The first
-    H100 recording predates the ``platform`` key, so a recording without
-    it is a GPU's."""
+    """Whether ``data`` (from `measure`) was measured on a CPU. A
+    recording without the ``platform`` key (the H100's) is a GPU's."""
     return data.get("platform", "gpu") == "cpu"
 
 

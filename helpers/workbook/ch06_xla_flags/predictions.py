@@ -8,10 +8,13 @@ recordings where they have the numbers, and held against it.
   off should add.
 - Autotuning off: chapter 5 measured a bf16 matmul's rate, so the time
   of a tuned kernel can be estimated; the first candidate's time is in
-  no recording, so how much slower it is stays qualitative.
+  no recording.
 - ``triton_gemm_any=false`` and the latency hiding scheduler: nothing to
   compute; the compiled module (the digests) and the absence of
   communication on one GPU decide them.
+
+The chapter writes the sentences; this module gives each prediction's
+call and numbers.
 
 A setting's outcome is ``'slower'`` or ``'faster'`` when its time moved by
 more than the noise (`verdicts.threshold`), and ``'the same'`` inside it.
@@ -19,7 +22,7 @@ more than the noise (`verdicts.threshold`), and ``'the same'`` inside it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from helpers.page import arithmetic
@@ -50,70 +53,42 @@ class Estimate:
 
 @dataclass(frozen=True)
 class Prediction:
-    """What a setting should do to one program's time, and why: the
-    reasoning as paragraphs and worked lines, in order."""
+    """What a setting should do to one program's time: the call, the
+    worked lines it rests on (in the order the chapter shows them), the
+    number the measurement is held against, and the inputs the chapter's
+    sentences name (``basis``)."""
 
     program: str
     flag: str
     expected: str | None  # 'slower', 'faster', 'the same'; None: no call
-    parts: tuple[str | arithmetic.Worked, ...]
+    worked: tuple[arithmetic.Worked, ...] = ()
     estimate: Estimate | None = None
-
-    def markdown(self) -> str:
-        """The prediction as the chapter shows it."""
-        call = (f"predicted {self.expected}" if self.expected
-                else "no prediction")
-        head = f"**`{self.flag}` on *{self.program}*: {call}.**"
-        body = [p if isinstance(p, str) else p.markdown()
-                for p in self.parts]
-        return "\n\n".join([f"{head} {body[0]}", *body[1:]])
+    basis: dict[str, Any] = field(default_factory=dict)
 
 
 def gemm_any(digests: dict[str, str] | None) -> Prediction:
     """From the matmul's modules compiled here for an H100 with the flag
-    and without it (`flag_runs.modules_on_gpu`), or None without them."""
-    if digests is None:
-        return Prediction("matmul_epilogue", GEMM_ANY, None, (
-            "Without XLA:GPU's compiler here, nothing says whether the "
-            "flag changes the compiled module, so no prediction is made.",))
-    if len(set(digests.values())) == 1:
-        return Prediction("matmul_epilogue", GEMM_ANY, "the same", (
-            "Compiled here for an H100, the module is the same with the "
-            "flag and without it (the digests above), so only a choice "
-            "the autotuner makes on the device could differ. There is "
-            "no number to work out: the prediction is qualitative.",))
-    return Prediction("matmul_epilogue", GEMM_ANY, None, (
-        "Compiled here for an H100, the flag gives another module (the "
-        "digests above); which is faster no recording says, so no "
-        "prediction is made.",))
+    and without it (`flag_runs.modules_on_gpu`): the same module, the
+    same time; another module, or none compiled, no call."""
+    same = digests is not None and len(set(digests.values())) == 1
+    return Prediction("matmul_epilogue", GEMM_ANY,
+                      "the same" if same else None)
 
 
 def autotune_off(claims: dict[str, Any] | None, n: int) -> Prediction:
-    """From chapter 5's bf16 matmul rate (``05_transformations/claims``,
-    None where not recorded): a tuned kernel's time for the n x n
-    matmul; the untuned one's is in no recording."""
-    parts: list[str | arithmetic.Worked] = [
-        "XLA:GPU then runs the first candidate kernel it generates "
-        "instead of the fastest it timed."]
-    estimate = None
+    """Slower: XLA:GPU runs the first candidate kernel it generates. With
+    chapter 5's bf16 matmul rate (``05_transformations/claims``; None
+    where not recorded), the worked time of a tuned n x n kernel."""
     rate = _bf16_rate(claims)
-    if rate is not None:
-        q = arithmetic.quantity
-        tuned = arithmetic.worked(
-            r"t_\text{tuned}", "2 * n ** 3 / rate", unit="µs",
-            per_unit=1e-6, n=q("n", n),
-            rate=q("R", rate[0], "TFLOP/s", 1e12))
-        parts += [f"Chapter 5 measured a bf16 matmul of n = {rate[1]} at "
-                  "a rate R on the H100 (its inputs converted from "
-                  "float32 inside the call, so a little under a pure bf16 "
-                  "matmul's rate). A tuned kernel for this one, n = "
-                  f"{n}, should take about", tuned]
-        estimate = Estimate("tuned", tuned.value, 2.0 * n ** 3)
-    parts.append("How much slower the first candidate is cannot be worked "
-                 "out: no recording times the candidates the autotuner "
-                 "rejects, so that part is qualitative.")
-    return Prediction("matmul_epilogue", AUTOTUNE_OFF, "slower",
-                      tuple(parts), estimate)
+    if rate is None:
+        return Prediction("matmul_epilogue", AUTOTUNE_OFF, "slower")
+    q = arithmetic.quantity
+    tuned = arithmetic.worked(
+        r"t_\text{tuned}", "2 * n ** 3 / rate", unit="µs",
+        per_unit=1e-6, n=q("n", n), rate=q("R", rate[0], "TFLOP/s", 1e12))
+    return Prediction("matmul_epilogue", AUTOTUNE_OFF, "slower", (tuned,),
+                      Estimate("tuned", tuned.value, 2.0 * n ** 3),
+                      basis={"bf16_n": rate[1]})
 
 
 def _bf16_rate(claims: dict[str, Any] | None) -> tuple[float, int] | None:
@@ -123,8 +98,8 @@ def _bf16_rate(claims: dict[str, Any] | None) -> tuple[float, int] | None:
     if not table:
         return None
     rows = [dict(zip(table, values)) for values in zip(*table.values())]
-    # bf16 inputs made before the call; an older recording's casts inside
-    # it, under the name they once went by
+    # bf16 inputs made before the call; else the casts inside it, which
+    # the H100's recording names "bfloat16 inputs"
     bf16 = ([r for r in rows if r["precision"] == BF16_INPUTS]
             or [r for r in rows if r["precision"] in (BF16_CAST,
                                                       "bfloat16 inputs")])
@@ -136,53 +111,55 @@ def _bf16_rate(claims: dict[str, Any] | None) -> tuple[float, int] | None:
 
 
 def graphs_off(graphs: dict[str, Any] | None, effects: dict[str, Any] | None,
-               body: dict[str, Any] | None,
-               jaxlibs: tuple[str, str] | None = None) -> Prediction:
-    """Turning CUDA graphs off on the small-kernel loop.
+               body: dict[str, Any] | None) -> Prediction:
+    """Turning CUDA graphs off on the small-kernel loop: what a graph
+    saves each kernel (chapter 3's ``03_launches/command_buffers``), times
+    the kernels of a call that run inside graphs.
 
     Args:
-        graphs: chapter 3's ``03_launches/command_buffers`` recording.
-        effects: this chapter's recording (the loop's kernels a call
-            and the default's time).
-        body: `flag_runs.loop_body_on_gpu` for the loop, or None
-            without XLA:GPU's compiler here.
-        jaxlibs: the jaxlib that compiled ``body`` and the recording's,
-            to say so where they differ.
+        graphs: chapter 3's recording.
+        effects: this chapter's recording (the default's call time and
+            its kernels a call).
+        body: `flag_runs.loop_body_on_gpu` for the loop, or None without
+            XLA:GPU's compiler here. With it, the kernels in graphs are
+            the compiled loop's (all its steps' operations when its body
+            is a graph, none when it is below a graph's minimum size);
+            without it, at most the recorded kernels a call.
+
+    Returns:
+        ``worked``: the saving a kernel, the kernels' added time, and
+        that time's share of the default's call; ``basis``: ``compiled``
+        (whether the added time is the compiled loop's or the bound),
+        ``kernels`` (the recorded kernels a call) and, where compiled,
+        ``compiled_kernels`` and ``body_in_graph``.
     """
     saving = _graph_saving(graphs)
     default = {r["flags"]: r for r in (effects or {}).get("rows", [])
                if r["program"] == "small_kernels"}.get("(none)")
     if saving is None or default is None:
-        return Prediction("small_kernels", GRAPHS_OFF, "slower", (
-            "Without CUDA graphs every kernel a graph held is launched on "
-            "its own; without chapter 3's recording there is no number "
-            "for what that costs, so the prediction is qualitative.",))
+        return Prediction("small_kernels", GRAPHS_OFF, "slower")
     q = arithmetic.quantity
+    kernels = int(default["kernels"])
+    basis: dict[str, Any] = {"compiled": body is not None,
+                             "kernels": kernels}
+    if body is None:
+        count = kernels
+    else:
+        count = (flag_runs.LOOP_STEPS * body["body operations"]
+                 if body["body is a CUDA graph"] else 0)
+        basis.update(compiled_kernels=count,
+                     body_in_graph=bool(body["body is a CUDA graph"]))
+    added = arithmetic.worked(
+        r"t_\text{added}", "m * saving", unit="µs", per_unit=1e-6,
+        m=q("m", count), saving=q(r"\Delta t", saving.value, "µs", 1e-6))
     call = q("T", default["median s"], "ms", 1e-3)
-    most = arithmetic.worked(
-        r"t_\text{max}", "k * saving", unit="µs", per_unit=1e-6,
-        k=q("k", int(default["kernels"])),
-        saving=q(r"\Delta t", saving.value, "µs", 1e-6))
-    share = arithmetic.worked(r"\text{share}", "most / call", unit="%",
-                              per_unit=0.01, call=call,
-                              most=q(r"t_\text{max}", most.value, "µs",
-                                     1e-6))
-    parts: list[str | arithmetic.Worked] = [
-        f"Chapter 3 measured what a CUDA graph saves each kernel: its loop "
-        f"whose body is one graph, *{GRAPH_LOOP}*, took "
-        r"$t_\text{off}$ a step with graphs off and $t_\text{graph}$ by "
-        "default, for n kernels a step:", saving,
-        "Turning graphs off can add at most that for each of the loop's "
-        "k kernels a call, against T, the default's call (measured "
-        "below):", most, share]
-    prediction = _graphs_verdict(parts, most, saving, call, body)
-    if body is None or jaxlibs is None or jaxlibs[0] == jaxlibs[1]:
-        return prediction
-    return Prediction(
-        prediction.program, prediction.flag, prediction.expected,
-        (*prediction.parts, f"(Compiled by jaxlib {jaxlibs[0]}; the "
-         f"recording ran jaxlib {jaxlibs[1]}, whose compiler may launch "
-         "the loop otherwise.)"), prediction.estimate)
+    share = arithmetic.worked(
+        r"\text{share}", "added / call", unit="%", per_unit=0.01,
+        call=call, added=q(r"t_\text{added}", added.value, "µs", 1e-6))
+    expected = "slower" if added.value > SMALL * call.value else "the same"
+    return Prediction("small_kernels", GRAPHS_OFF, expected,
+                      (saving, added, share), Estimate("added", added.value),
+                      basis)
 
 
 def _graph_saving(graphs: dict[str, Any] | None
@@ -204,51 +181,10 @@ def _graph_saving(graphs: dict[str, Any] | None
         n=q("n", float(on["launches_per_step"])))
 
 
-def _graphs_verdict(parts: list[str | arithmetic.Worked],
-                    most: arithmetic.Worked, saving: arithmetic.Worked,
-                    call: arithmetic.Quantity, body: dict[str, Any] | None
-                    ) -> Prediction:
-    """The graphs-off prediction once the bound is worked: from which of
-    the loop's kernels run in a graph on an H100, where that is known."""
-    if body is None:
-        expected = "slower" if most.value > SMALL * call.value else \
-            "the same"
-        parts.append("Whether the loop's kernels run in graphs by default "
-                     "takes XLA:GPU's compiler to say, so the bound is the "
-                     f"prediction: {expected}, by at most that much.")
-        return Prediction("small_kernels", GRAPHS_OFF, expected,
-                          tuple(parts), Estimate("added", most.value))
-    ops = body["body operations"]
-    in_graph = body["body is a CUDA graph"]
-    q = arithmetic.quantity
-    added = arithmetic.worked(
-        r"t_\text{added}", "m * saving", unit="µs", per_unit=1e-6,
-        m=q("m", flag_runs.LOOP_STEPS * ops if in_graph else 0),
-        saving=q(r"\Delta t", saving.value, "µs", 1e-6))
-    expected = "slower" if added.value > SMALL * call.value else "the same"
-    why = (f"its body, {ops} operations a step, runs as one graph, so "
-           f"all m = {flag_runs.LOOP_STEPS} × {ops} of its kernels lose "
-           "the saving" if in_graph else
-           f"its body is {ops} operations a step, fewer than the "
-           f"{body['fewest in a graph']} XLA:GPU puts into a graph "
-           "(`--xla_gpu_graph_min_graph_size`), so it is launched kernel "
-           "by kernel already: m, the kernels that lose a graph, is 0")
-    parts += [f"Compiled here for an H100 (above), {why}:", added]
-    return Prediction("small_kernels", GRAPHS_OFF, expected, tuple(parts),
-                      Estimate("added", added.value))
-
-
 def scheduler() -> Prediction:
-    """The latency hiding scheduler on one GPU: nothing to overlap."""
-    return Prediction("small_kernels", SCHEDULER, "the same", (
-        "The scheduler overlaps communication with compute, and a program "
-        "on one GPU has no communication. There is nothing to put a "
-        "number on: the prediction is qualitative.",))
-
-
-def as_markdown(predictions: list[Prediction]) -> str:
-    """The predictions as the chapter shows them, one paragraph each."""
-    return "\n\n".join(p.markdown() for p in predictions)
+    """The same: the scheduler overlaps communication with compute, and a
+    program on one GPU has none."""
+    return Prediction("small_kernels", SCHEDULER, "the same")
 
 
 def outcome(data: dict[str, Any], program: str, flag: str) -> str | None:

@@ -134,20 +134,6 @@ def unmet(registry: pd.DataFrame, root: Path) -> dict[str, list[str]]:
             if where_met(str(flag), pages, numbers) == NOWHERE}
 
 
-def unmet_table(flags: dict[str, list[str]]) -> pd.DataFrame:
-    """`unmet`'s flags, one row a flag, with the code that uses each
-    ("no code" where none does).
-
-    Example:
-        >>> unmet_table({"--xla_b": []}).loc["--xla_b", "used by"]
-        'no code'
-    """
-    return pd.DataFrame(
-        {"used by": {flag: ", ".join(users).replace("`", "") or "no code"
-                     for flag, users in flags.items()}}).rename_axis(
-                         "registered flag")
-
-
 def code_users(flag: str, root: Path, numbers: dict[str, int]) -> list[str]:
     """What in ``root``'s ``helpers`` names ``flag`` (with or without its
     dashes, as ``compiler_options`` spell it), other than the registry:

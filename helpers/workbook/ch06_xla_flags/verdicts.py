@@ -4,10 +4,9 @@ the wall clock where the profiler slows a program, and judges PGLE).
 
 A flag's effect is real only when it shows in the compiled program and
 its time differs from the default's by more than the same program differs
-from itself in another process (the noise between processes). Recordings
-since the first H100 visit run the default twice (`flag_runs.AGAIN`) and
-keep a digest of each module; the first recording has neither, so its
-sentences say what they could not check.
+from itself in another process (the noise between processes). A recording
+runs the default twice (`flag_runs.AGAIN`) and keeps a digest of each
+module; where a run failed, the sentences say what they could not check.
 """
 
 from __future__ import annotations
@@ -55,20 +54,17 @@ def threshold(data: dict[str, Any], program: str, flag: str
     return max(floor, *spreads)
 
 
-def same_module(row: dict[str, Any], default: dict[str, Any]
-                ) -> bool | None:
+def same_module(row: dict[str, Any], default: dict[str, Any]) -> bool:
     """Whether a setting compiled the default's optimised HLO (by the
-    modules' digests), or None when the recording kept no digests."""
-    if "module" in row and "module" in default:
-        return bool(row["module"] == default["module"])
-    return None
+    modules' digests)."""
+    return bool(row["module"] == default["module"])
 
 
 def digests_agree(data: dict[str, Any], program: str) -> bool | None:
     """Whether the default's two processes compiled modules with the same
-    digest, or None without both digests. Where they differ, the digest
-    is not a stable name for the program, and a setting's different
-    digest shows nothing."""
+    digest, or None where one of them failed. Where they differ, the
+    digest is not a stable name for the program, and a setting's
+    different digest shows nothing."""
     rows = runs(data, program)
     pair = [rows.get(name, {}).get("module") for name in ("(none)",
                                                            flag_runs.AGAIN)]
@@ -165,7 +161,7 @@ def settings_numbers(data: dict[str, Any]) -> dict[str, Any] | None:
         and still moved beyond the noise (they act after the HLO);
         ``unstable``: the programs whose default compiled modules with
         different digests in its two processes; ``judged``: whether every
-        program ran its default twice and kept its modules' digests;
+        program's default ran in both its processes (the noise is known);
         ``ratio`` and ``ran``: each setting's time over its default's, and
         `outcome`'s word for it, by flag.
     """
@@ -183,10 +179,7 @@ def settings_numbers(data: dict[str, Any]) -> dict[str, Any] | None:
                         and (_judged(data, program, flag)
                              or (0, 0, None))[2]],
         "unstable": [p for p in programs if digests_agree(data, p) is False],
-        "judged": all(noise(data, p) is not None
-                      and any("module" in row
-                              for row in runs(data, p).values())
-                      for p in programs),
+        "judged": all(noise(data, p) is not None for p in programs),
         "ratio": {flag: judged[0] for program, flag in settings
                   if (judged := _judged(data, program, flag))},
         "ran": {flag: outcome(data, program, flag)
@@ -202,8 +195,7 @@ def decided(data: dict[str, Any], program: str, flag: str) -> bool:
     rows = runs(data, program)
     return (flag in rows and "(none)" in rows
             and noise(data, program) is not None
-            and digests_agree(data, program) is True
-            and same_module(rows[flag], rows["(none)"]) is not None)
+            and digests_agree(data, program) is True)
 
 
 def autotuning_numbers(data: dict[str, Any]) -> dict[str, float] | None:

@@ -66,23 +66,19 @@ def _percent(text: str) -> float:
         return float("nan")
 
 
-def _back_to_back_elsewhere(data: dict[str, Any]) -> str | None:
+def _back_to_back_elsewhere(data: dict[str, Any]) -> str:
     """Chapter 1's goal read from another GPU's recording."""
     from helpers.workbook.ch01_measuring import verdicts
     ratio = verdicts.back_to_back_agreement(data)
-    if ratio is None:
-        return None
     met = abs(ratio - 1) <= verdicts.AGREEMENT
     return f"{'met' if met else 'not met'} ({ratio:.3f})"
 
 
-def _fixes_elsewhere(data: dict[str, Any]) -> str | None:
+def _fixes_elsewhere(data: dict[str, Any]) -> str:
     """Chapter 2's goal read from another GPU's recording: the best
     version's slowest K in float32 and float64, of that GPU's own copy
     ceiling."""
     from helpers.workbook.ch02_fusion import verdicts
-    if not verdicts.by_device_clock(data):
-        return None
     report = verdicts.goal_report(verdicts.table(data))
     shares = [verdicts.best(report, dtype)[1]
               for dtype in ("float32", "float64")]
@@ -289,29 +285,28 @@ def strict_run(junit: Path) -> dict[str, str] | None:
     return run
 
 
-def run_in_words(run: dict[str, str] | None) -> str:
-    """`strict_run`'s totals as the page says them: when, how many passed,
-    were skipped and failed (named), and how many chapters reproduced
-    their stored pages."""
+def run_table(run: dict[str, str] | None) -> pd.Series:
+    """`strict_run`'s totals as the page shows them, one line each: when
+    and where, the tests passed, skipped and failed (named), and the
+    chapters compared with their stored pages and reproduced. Empty when
+    no run is kept."""
     if run is None:
-        return ("No GPU test run is recorded yet: `make test-gpu` on a GPU "
-                "writes recorded/test-gpu-junit.xml.")
+        return pd.Series(dtype=object, name="the last GPU test run")
     counts = {key: int(run[key] or 0)
               for key in ("tests", "failures", "errors", "skipped")}
     failed = counts["failures"] + counts["errors"]
-    passed = counts["tests"] - failed - counts["skipped"]
-    when = run["timestamp"][:10] or "undated"
-    where = f", on the {run['device']}" if run.get("device") else ""
-    text = (f"The last GPU test run ({when}{where})"
-            f": {counts['tests']} tests, {passed} passed, "
-            f"{counts['skipped']} skipped and {failed} failed"
-            + (f" ({run['failed']})." if run["failed"] else "."))
     compared = int(run.get("pages compared") or 0)
-    if compared:
-        return text + (f" {run['pages reproduced']} of {compared} chapters"
-                       " executed again reproduced their stored pages.")
-    return text + (" No chapter was compared with a stored page of the "
-                   "same GPU: that run stored the first.")
+    return pd.Series({
+        "run on": run.get("device") or "(not recorded)",
+        "date": run["timestamp"][:10] or "(not recorded)",
+        "tests": counts["tests"],
+        "passed": counts["tests"] - failed - counts["skipped"],
+        "skipped": counts["skipped"],
+        "failed": f"{failed} ({run['failed']})" if run["failed"]
+        else failed,
+        "chapters compared with their stored pages": compared,
+        "of them reproduced": int(run.get("pages reproduced") or 0),
+    }, name="the last GPU test run")
 
 
 if __name__ == "__main__":

@@ -209,13 +209,12 @@ def dtype_numbers(sweep_data: dict[str, Any]) -> dict[str, float]:
             "ratio": ms["float64"] / ms["float32"]}
 
 
-def product_numbers(fixes_data: dict[str, Any], copy_gbps: float
-                    ) -> dict[str, Any]:
+def product_numbers(fixes_data: dict[str, Any]) -> dict[str, Any]:
     """Chapter 2's product at K = 25, float32, on the reference GPU: the
     share of the copy bandwidth `a @ b` reached and its fusion, and the
     same for the fastest of its versions, by device time."""
     from helpers.workbook.ch02_fusion import verdicts as fusion_verdicts
-    rows = fusion_verdicts.table(fixes_data, copy_gbps)
+    rows = fusion_verdicts.table(fixes_data)
     at = rows[(rows["K"] == 25) & (rows["dtype"] == "float32")].set_index(
         "version")
     best = at["achieved"].idxmax()
