@@ -66,6 +66,11 @@ TRACED_VALUE_HINT = ("Compiled code sees arrays without their values: "
                      "if on a value.")
 
 
+NAME_HINT = ("`{name}` is not defined where your function runs: import it "
+             "in the cell above (the chapter's imports cell has it), or "
+             "define it there, and run the check again.")
+
+
 def learner_error(criterion: str, err: BaseException, hint: str = ""
                   ) -> Outcome:
     """A failed `Outcome` for an exception the learner's code raised: its
@@ -74,9 +79,14 @@ def learner_error(criterion: str, err: BaseException, hint: str = ""
 
     A traced value turned into a Python one (``float(x)``, ``if x > 0``,
     ``.item()``) gets that said first, before the criterion's hint, which
-    may be about something else: the fix is always the same."""
+    may be about something else: the fix is always the same. A name the
+    function uses but cannot find (``NameError``: an answer pasted without
+    its imports) gets only that said: the criterion's hint would mislead."""
     first_line = (str(err).splitlines() or [""])[0]
-    if _is_tracer_conversion(err):
+    if isinstance(err, NameError):  # the criterion's hint is about else
+        hint = NAME_HINT.format(name=getattr(err, "name", None) or
+                                "the name")
+    elif _is_tracer_conversion(err):
         hint = " ".join(part for part in (TRACED_VALUE_HINT, hint) if part)
     return Outcome(criterion, "fail", f"your function raised "
                    f"{type(err).__name__}: {first_line}", hint,

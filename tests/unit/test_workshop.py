@@ -145,6 +145,42 @@ def test_a_redefined_helper_of_an_answer_is_graded_afresh():
         "rms", "status"] == "not yet"
 
 
+# Exercise 1.1's answer as a participant writes it in chapter 1, where
+# `statistics` and `time` are imported: pasted into the workshop page,
+# which imports neither.
+PASTED_TIMER = (
+    "def time_call(f, x, n=20):\n"
+    "    f(x).block_until_ready()\n"
+    "    times = []\n"
+    "    for _ in range(n):\n"
+    "        start = time.perf_counter()\n"
+    "        f(x).block_until_ready()\n"
+    "        times.append(time.perf_counter() - start)\n"
+    "    return statistics.median(times)\n")
+
+
+def test_a_pasted_answer_gets_its_chapters_imports():
+    page = {}  # the workshop page's session: no `time`, no `statistics`
+    exec(PASTED_TIMER, page)
+    board = workshop.progress(page).set_index("answer")
+    assert board.loc["time_call", "status"] == "passed"
+    assert "time" not in page and "statistics" not in page  # untouched
+
+
+def test_a_name_nobody_imports_is_said_and_a_fix_outside_regrades():
+    page = {}
+    exec(PASTED_TIMER.replace("statistics.median", "stats.median"), page)
+    row = workshop.progress(page).set_index("answer").loc["time_call"]
+    assert row["status"] == "not yet"
+    assert row["hint"].startswith("`stats` is not defined where your "
+                                  "function runs")
+    assert "block_until_ready" not in row["hint"]
+    import statistics
+    page["stats"] = statistics  # the import added; time_call unchanged
+    assert workshop.progress(page).set_index("answer").loc[
+        "time_call", "status"] == "passed"
+
+
 def test_progress_with_no_answers_has_every_column():
     board = workshop.progress({})
     assert (board["status"] == "not attempted").all()
@@ -257,3 +293,41 @@ def test_a_gpu_test_run_names_its_gpu(tmp_path):
                      '</testsuites>')
     assert gpu_test_run.device(junit) == "NVIDIA H100 80GB HBM3"
     assert gpu_test_run.cases(junit)[0]["outcome"] == "passed"
+
+
+def test_the_room_gathers_each_participants_export(tmp_path):
+    from helpers.workbook.ch08_workshop import room
+
+    ada = workshop.progress({"rms": ch0.solution})
+    bo = workshop.progress({"rms": ch0.starter,
+                            "pass_along": ch7.pass_along_solution})
+    assert room.export(ada, "Ada L.", tmp_path).name == "progress-ada-l.csv"
+    room.export(bo, "Bo", tmp_path)
+    table = room.gather(tmp_path)
+    assert list(table.index) == ["Ada L.", "Bo"]
+    assert table.loc["Ada L.", "0.1"] == "✓"
+    assert table.loc["Bo", "0.1"] == "…"
+    assert table.loc["Bo", "7.2"] == "✓ (CPU)"
+    assert table["passed"].to_dict() == {"Ada L.": 1, "Bo": 1}
+    numbers = [c for c in table.columns if c != "passed"]
+    assert numbers == sorted(numbers, key=lambda n: tuple(
+        map(int, n.split("."))))
+
+
+def test_the_room_says_what_to_do_with_a_bad_folder_or_name(tmp_path):
+    from helpers.workbook.ch08_workshop import room
+
+    board = workshop.progress({})
+    with pytest.raises(FileNotFoundError, match="mount Drive first"):
+        room.export(board, "Ada", tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="participant's name"):
+        room.export(board, "!!", tmp_path)
+    with pytest.raises(FileNotFoundError, match="room.export"):
+        room.gather(tmp_path)
+
+
+def test_a_chapter_that_does_not_exist_is_named():
+    from helpers.workbook.ch08_workshop import answers
+
+    with pytest.raises(FileNotFoundError, match="e.g. '03_launches'"):
+        answers.chapter_names("03_launch")

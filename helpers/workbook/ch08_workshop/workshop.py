@@ -7,8 +7,9 @@ solution and level), found in the modules of `helpers.workbook`. From it:
 
 * `exercises()` is the book's exercises in order;
 * `progress(answers)` checks a participant's answers, found by name in a
-  dict such as ``globals()``, and tabulates what passed; an answer checked
-  before and not redefined since is not checked again;
+  dict such as ``globals()``, each with the names its chapter imported
+  (`answers.in_its_chapter`), and tabulates what passed; an answer that
+  passed and was not redefined since is not checked again;
 * `summary(board)` counts the dashboard's rows by status, with the
   exercises passed only where they could be graded counted apart;
 * `kit_check()` is the facilitator's pre-flight: on this machine, does
@@ -29,6 +30,7 @@ import pandas as pd
 
 from helpers.grading.exercises import LEVELS, Exercise
 from helpers.grading.report import STATUSES, Report
+from helpers.workbook.ch08_workshop import answers as pasted
 
 __all__ = ["exercises", "progress", "summary", "kit_check", "LEVELS"]
 
@@ -76,50 +78,26 @@ def _place(exercise: Exercise) -> tuple[int, ...]:
     return tuple(int(part) for part in exercise.number.split("."))
 
 
-# The last report for each exercise, with the functions it graded: the
-# dashboard re-checks only answers that were redefined since, or whose
-# helpers (functions of the same notebook they call) were.
-_last_reports: dict[str, tuple[tuple[Any, ...], Report]] = {}
+# The last passing report for each exercise, with the functions it graded:
+# the dashboard does not check again an answer that passed and was not
+# redefined since (nor its helpers, functions of the same notebook it
+# calls). Anything that did not pass is checked on every run, so that a
+# fix outside the function (an import added, a helper defined) counts.
+_last_passes: dict[str, tuple[tuple[Any, ...], Report]] = {}
 
 
 def _report(exercise: Exercise, fn: Any) -> Report:
-    graded = _with_helpers(fn)
-    last = _last_reports.get(exercise.title)
+    graded = tuple(pasted.same_session(fn)) or (fn,)
+    last = _last_passes.get(exercise.title)
     if last is not None and len(last[0]) == len(graded) and all(
             a is b for a, b in zip(last[0], graded)):
         return last[1]
-    report = exercise.check(fn)
-    _last_reports[exercise.title] = (graded, report)
+    report = exercise.check(pasted.in_its_chapter(fn, exercise.chapter))
+    if not report.failed:
+        _last_passes[exercise.title] = (graded, report)
+    else:
+        _last_passes.pop(exercise.title, None)
     return report
-
-
-def _with_helpers(fn: Any) -> tuple[Any, ...]:
-    """``fn`` and every function it calls by a global name that is defined
-    beside it (same globals: the learner's notebook), recursively, in a
-    fixed order: what a cached report depends on."""
-    found: dict[int, Any] = {}
-
-    def visit(f: Any) -> None:
-        code = getattr(f, "__code__", None)
-        if code is None or id(f) in found:
-            return
-        found[id(f)] = f
-        for name in sorted(_global_names(code)):
-            value = f.__globals__.get(name)
-            if getattr(value, "__globals__", None) is f.__globals__:
-                visit(value)
-
-    visit(fn)
-    return tuple(found.values())
-
-
-def _global_names(code: Any) -> set[str]:
-    """Names a code object (and the functions nested in it) looks up."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names |= _global_names(const)
-    return names
 
 
 def _counts(report: Report) -> dict[str, int]:
