@@ -253,6 +253,13 @@ def device_slug(info: dict[str, Any] | None = None) -> str:
 # Packages a chapter needs that a Colab runtime may lack, as pip names.
 COLAB_PACKAGES = {"ipywidgets": "ipywidgets", "jupytext": "jupytext",
                   "xprof": "xprof"}
+# What the setup cell says on Colab, once a runtime: what it installs and
+# why, and how to keep one's edits (a Colab runtime forgets them).
+COLAB_INSTALLING = ("Installing {names}, which Colab lacks (the book's "
+                    "widgets, notebook pairs and profile tables): once for "
+                    "this runtime, about half a minute.")
+COLAB_KEEP = ("To keep your edits, save a copy: File > Save a copy in "
+              "Drive.")
 
 
 def missing_packages(packages: dict[str, str] | None = None) -> list[str]:
@@ -302,7 +309,8 @@ def colab_setup(packages: dict[str, str] | None = None) -> list[str]:
 
     Colab ships jax with CUDA, numpy, scipy, pandas and matplotlib. This
     installs the rest with pip, quietly, only on Colab (a local machine is
-    set up by ``make book`` and should not be changed behind your back).
+    set up by ``make book`` and should not be changed behind your back),
+    saying in one line what and why, and how to keep one's edits.
 
     Raises:
         RuntimeError: the installed JAX is older than `JAX_MINIMUM`; the
@@ -319,8 +327,10 @@ def colab_setup(packages: dict[str, str] | None = None) -> list[str]:
         return []
     missing = missing_packages(packages)
     if missing:
+        print(COLAB_INSTALLING.format(names=", ".join(missing)))
         subprocess.run([sys.executable, "-m", "pip", "install", "-q",
                         *missing], check=True)
+    print(COLAB_KEEP)
     return missing
 
 

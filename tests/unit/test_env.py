@@ -68,7 +68,7 @@ def test_colab_setup_does_nothing_outside_colab(monkeypatch):
     assert machine.colab_setup() == []
 
 
-def test_colab_setup_installs_missing(monkeypatch):
+def test_colab_setup_installs_missing(monkeypatch, capsys):
     calls = []
     monkeypatch.setenv("COLAB_RELEASE_TAG", "test")
     monkeypatch.setattr(machine.subprocess, "run",
@@ -77,6 +77,14 @@ def test_colab_setup_installs_missing(monkeypatch):
                                  "surely_not_a_module_xyz": "xyz-pkg"})
     assert installed == ["xyz-pkg"]
     assert calls and calls[0][-1] == "xyz-pkg"
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].startswith("Installing xyz-pkg, which Colab lacks")
+    assert said[1] == ("To keep your edits, save a copy: File > Save a "
+                       "copy in Drive.")
+    # once a runtime: the next chapter's setup finds it and says only how
+    # to keep the edits
+    assert machine.colab_setup({"json": "json"}) == []
+    assert capsys.readouterr().out.splitlines() == said[1:]
 
 
 def test_missing_packages():
