@@ -19,9 +19,24 @@ def _notebook(words, seconds):
     return nbformat.v4.new_notebook(cells=[markdown, code])
 
 
-def test_words_leave_out_markup_and_code():
-    # "Title", the words, and the glued name "x"
-    assert agenda.reading_words(_notebook(100, 3)) == 102
+def test_words_are_those_the_rendered_page_shows():
+    # "Title", the words, the code block's four, the glued name "x", and
+    # the code cell's two numbers; not the markup
+    notebook = _notebook(100, 3)
+    assert agenda.reading_words(notebook) == 1 + 100 + 4 + 1 + 2
+    hidden = nbformat.v4.new_code_cell("hidden code here")
+    hidden.metadata["tags"] = ["hide-input"]
+    hidden.outputs = [
+        nbformat.v4.new_output("stream", text="three words shown"),
+        nbformat.v4.new_output("display_data", data={
+            "text/html": "<style>td {x: y}</style><table><td>two cells"
+                         "</td></table>", "text/plain": "not read"}),
+        nbformat.v4.new_output("display_data", data={
+            "application/papermill.record/text/plain": "'glued'"})]
+    notebook.cells.append(hidden)
+    assert agenda.reading_words(notebook) == 108 + 3 + 2
+    hidden.metadata["tags"] = ["remove-cell"]
+    assert agenda.reading_words(notebook) == 108
 
 
 def test_run_seconds_come_from_the_cell_timestamps():
@@ -37,16 +52,17 @@ def _exercise(chapter, level):
 
 
 def test_chapter_times_add_reading_running_and_exercises(tmp_path):
-    nbformat.write(_notebook(238 * 2, 30), tmp_path / "01_a.ipynb")
+    nbformat.write(_notebook(120 * 2, 30), tmp_path / "01_a.ipynb")
     times = agenda.chapter_times(
         tmp_path, (_exercise("01_a", "core"), _exercise("01_a", "stretch")),
         check_seconds={"01_a": 60})
     row = times.iloc[0]
     assert row["title"] == "Title"  # what the agenda names the block
-    assert row["words"] == 2 * 238 + 2  # with "Title" and "x"
+    assert row["words"] == 2 * 120 + 8  # with the title, code and "x"
     assert row["exercise min"] == pytest.approx(10 + 0 + 1)
+    assert row["room min"] == agenda.RUNTIME_MIN + agenda.TALK_MIN
     assert row["block min"] == pytest.approx(
-        row["read min"] + 30.5 / 60 + 11)
+        row["read min"] + 30.5 / 60 + 11 + row["room min"])
     with pytest.raises(FileNotFoundError, match="02_b.ipynb"):
         agenda.chapter_times(tmp_path, (_exercise("02_b", "core"),))
 
@@ -106,7 +122,8 @@ def test_the_own_code_block_reads_one_guide_section_and_the_box(tmp_path):
     assert block["run min"] == pytest.approx(6 / 60)  # the box cell only
     assert block["exercise min"] == agenda.OWN_CODE_MIN
     assert block["block min"] == pytest.approx(
-        words / 2 / 238 + 0.1 + agenda.OWN_CODE_MIN)
+        words / 2 / agenda.READING_WPM + 0.1 + agenda.OWN_CODE_MIN
+        + agenda.TALK_MIN)
     (tmp_path / "08_workshop.ipynb").unlink()
     with pytest.raises(FileNotFoundError, match="08_workshop.ipynb"):
         agenda.own_code_block(tmp_path)
@@ -144,6 +161,26 @@ def test_the_page_table_heads_minutes_in_words():
                "run min": 0.1, "exercise min": 15.0, "block min": 17.1}
     shown = agenda.for_page(times, closing)
     assert list(shown.index) == ["A", "check your own code"]
-    assert list(shown.columns) == ["reading", "running", "exercise",
+    assert list(shown.columns) == ["reading", "running", "exercises",
                                    "block"]
-    assert list(shown["running"]) == ["2 on H100", "0.100"]
+    assert list(shown["running"]) == ["2 on H100", "<1"]
+    assert list(shown["block"]) == ["13", "17"]
+
+
+def test_a_day_has_lunch_and_breaks_and_the_plans_read_before():
+    times = pd.DataFrame({"chapter": list("abcdefg"),
+                          "title": list("ABCDEFG"),
+                          "read min": [30.0] * 7,
+                          "block min": [80.0] * 7})
+    day = agenda.agenda(times, session_min=420)
+    assert day["block"].tolist().count("lunch") == 1
+    assert "break" in day["block"].tolist()
+    plans = agenda.plans(times, None)
+    assert list(plans) == list(agenda.SESSIONS)
+    short = plans["90 minutes"]
+    # read before: 50 minutes a block in the session, so one fits
+    assert short["block"].tolist()[:3] == ["read 1 chapter (30 min)",
+                                           "setup on Colab", "A"]
+    assert short.iloc[0]["start"] == "before"
+    read_there = agenda.plans(times, None, read_before=False)
+    assert read_there["90 minutes"]["block"].tolist()[1] == "A"

@@ -1,11 +1,13 @@
 """The workshop's agenda, timed from the chapters themselves.
 
-Each chapter block takes the time to read its prose, to run its cells and
-to do its exercises:
+Each chapter block takes the time to open it in a fresh Colab runtime, to
+hear the facilitator's walk-through, to read it, to run its cells, to do
+its exercises, and to talk them over:
 
-* reading: the words of its text over an average silent reading rate of
-  non-fiction, 238 words a minute (Brysbaert 2019; technical prose
-  with code reads slower, so this is the least a block needs);
+* reading: the words the rendered page shows (its prose, its visible code
+  and the text of its outputs) at `READING_WPM`, a pace for technical text
+  with code: half the average silent reading rate of non-fiction, 238
+  words a minute (Brysbaert 2019), since such text is read slower;
 * running: the seconds the chapter took when a GPU visit last executed
   it (`gpu_run_seconds`, from the visit log kept with the recordings),
   since a workshop runs on GPUs at the reference sizes; for a chapter no
@@ -13,13 +15,17 @@ to do its exercises:
   the timestamps Jupyter stores with each cell;
 * exercises: the facilitator's allowance per exercise by level (a choice,
   not a measurement; `ALLOWANCE_MIN`), plus the seconds the checks took in
-  the kit's pre-flight.
+  the kit's pre-flight;
+* the room: a fresh runtime (`RUNTIME_MIN`), the walk-through and the
+  debrief (`TALK_MIN`), choices a facilitator can change.
 
 The closing activity, checking one's own code with `examine`, is timed the
 same way (`own_code_block`): one section of the field guide to read, the
 examine box's run, and an allowance to try the fix. `agenda` lays the
-blocks end to end within the session's length, keeps the closing block's
-time free, and names the chapters that do not fit, to set as homework.
+blocks end to end within the session's length, with a break every
+`BREAK_EVERY_MIN` and lunch in a full day, keeps the closing block's time
+free, and names the chapters that do not fit, to set as homework;
+`plans` gives the 90-minute, three-hour and full-day sessions.
 """
 
 from __future__ import annotations
@@ -34,30 +40,66 @@ import pandas as pd
 
 from helpers.grading.exercises import Exercise
 
-READING_WPM = 238  # Brysbaert (2019): silent reading, non-fiction, adults
+READING_WPM = 120  # technical text with code: half of Brysbaert's 238
 # Minutes a participant is given per exercise, by level: the stretch
 # exercises are for those who finish early, so they are not scheduled.
 ALLOWANCE_MIN = {"warm-up": 5, "core": 10, "stretch": 0}
-SETUP_MIN = 10   # opening Colab and running the setup cell
-BREAK_MIN = 10   # one break, after the block that passes the halfway mark
+SETUP_MIN = 10   # the first Colab notebook, its GPU and its setup cell
+RUNTIME_MIN = 3  # each chapter's own runtime: connect, run its setup cell
+TALK_MIN = 10    # the facilitator's walk-through and the debrief, a block
+BREAK_MIN = 10   # a break, once a block passes each BREAK_EVERY_MIN
+BREAK_EVERY_MIN = 90
+LUNCH_MIN = 45   # in a session longer than LUNCH_AFTER_MIN, at mid-day
+LUNCH_AFTER_MIN = 300
+# The sessions `plans` lays out, by name: minutes from start to end.
+SESSIONS = {"90 minutes": 90, "three hours": 180, "a full day": 420}
 # Minutes a pair is given to paste a function of their own into the
 # examine box, read the section it points to and try the fix (a choice).
 OWN_CODE_MIN = 15
 OWN_CODE = "check your own code"
 
 
+_HIDDEN = {"remove-cell", "remove-input", "hide-input"}
+_WORD = re.compile(r"[\w'’-]+")
+
+
 def reading_words(notebook: nbformat.NotebookNode) -> int:
-    """Words a reader reads: the notebook's Markdown cells, without
-    directive fences, roles' markup or code blocks."""
+    """Words a reader reads on the rendered page: the Markdown cells
+    (without directive fences or roles' markup), the code of the cells
+    shown open, and the text of the outputs shown (HTML without its
+    tags)."""
     words = 0
     for cell in notebook.cells:
-        if cell.cell_type != "markdown":
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if cell.cell_type == "markdown":
+            text = re.sub(r"^:::.*$|^:\w+:.*$|^```.*$", " ", cell.source,
+                          flags=re.M)
+            text = re.sub(r"\{\w+(?::\w+)?\}`([^`]*)`", r"\1", text)
+            words += len(_WORD.findall(text))
             continue
-        text = re.sub(r"```.*?```", " ", cell.source, flags=re.S)
-        text = re.sub(r"^:::.*$|^:\w+:.*$", " ", text, flags=re.M)
-        text = re.sub(r"\{\w+(?::\w+)?\}`([^`]*)`", r"\1", text)
-        words += len(re.findall(r"[\w'’-]+", text))
+        if cell.cell_type != "code" or "remove-cell" in tags:
+            continue
+        if not tags & _HIDDEN:
+            words += len(_WORD.findall(cell.source))
+        if "remove-output" not in tags:
+            words += sum(len(_WORD.findall(_output_text(output)))
+                         for output in cell.get("outputs", []))
     return words
+
+
+def _output_text(output: dict) -> str:
+    """The text an output shows: a stream's, else its HTML without tags,
+    else its plain text; none for a glued value (pasted elsewhere)."""
+    if output.get("output_type") == "stream":
+        return str(output.get("text", ""))
+    data = output.get("data", {})
+    if any(key.startswith("application/papermill") for key in data):
+        return ""
+    if "text/html" in data:
+        html = "".join(data["text/html"])
+        html = re.sub(r"<style.*?</style>", " ", html, flags=re.S)
+        return re.sub(r"<[^>]+>", " ", html)
+    return "".join(data.get("text/plain", ""))
 
 
 def run_seconds(notebook: nbformat.NotebookNode) -> float | None:
@@ -121,8 +163,9 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
                   check_seconds: dict[str, float] | None = None,
                   gpu_seconds: dict[str, tuple[float, str]] | None = None
                   ) -> pd.DataFrame:
-    """One row per chapter that has exercises: words, reading, running and
-    exercise minutes, the block's total, and where the running was timed.
+    """One row per chapter that has exercises: words, reading, running,
+    exercise and room minutes (a fresh runtime, the walk-through and the
+    debrief), the block's total, and where the running was timed.
 
     Args:
         chapters: the folder of executed ``.ipynb`` chapters.
@@ -148,36 +191,49 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
                      "read min": words / READING_WPM,
                      "run min": (ran or 0.0) / 60,
                      "run on": _short_gpu(where),
-                     "exercise min": doing})
+                     "exercise min": doing,
+                     "room min": float(RUNTIME_MIN + TALK_MIN)})
     table = pd.DataFrame(rows)
-    table["block min"] = table[["read min", "run min",
-                                "exercise min"]].sum(axis=1)
+    table["block min"] = table[["read min", "run min", "exercise min",
+                                "room min"]].sum(axis=1)
     return table
 
 
 # The block table's minute columns as the page heads them (its caption
 # says they are minutes), narrow enough for the text width.
 PAGE_HEADERS = {"read min": "reading", "run min": "running",
-                "exercise min": "exercise", "block min": "block"}
+                "exercise min": "exercises", "room min": "room",
+                "block min": "block"}
 
 
 def for_page(times: pd.DataFrame, closing: dict[str, float | str]
              ) -> pd.DataFrame:
     """`chapter_times` and the closing block as the page shows them: one
-    row per block named by its title, minutes under short headers, the
-    running time with the GPU that timed it ("3.5 on H200"; a time
-    taken on the machine that executed the page stands alone)."""
-    from helpers.page.tables import number
+    row per block named by its title, whole minutes under short headers
+    ("<1" under half a minute), the running time with the GPU that timed
+    it ("4 on H200"; a time taken on the machine that executed the page
+    stands alone)."""
     table = pd.concat([times, pd.DataFrame([closing])])
     table["title"] = table["title"].fillna(table["chapter"])
     where = table["run on"].fillna("here")
+    minutes = [column for column in PAGE_HEADERS if column in table]
+    shown = table[minutes].astype(float).map(_minutes)
     # the running time with where it was timed, in one narrow column
-    table["run min"] = [number(minutes) + ("" if on == "here" else
-                                           f" on {on}")
-                        for minutes, on in zip(table["run min"], where)]
-    return (table.set_index("title")
-            .drop(columns=["chapter", "words", "run on"])
-            .rename(columns=PAGE_HEADERS))
+    shown["run min"] = [m + ("" if on == "here" else f" on {on}")
+                        for m, on in zip(shown["run min"], where)]
+    return shown.set_axis(table["title"]).rename(columns=PAGE_HEADERS)
+
+
+def _minutes(value: float) -> str:
+    """Minutes as an agenda says them: whole, or "<1".
+
+    Example:
+        >>> _minutes(0.2), _minutes(3.42), _minutes(0.0)
+        ('<1', '3', '0')
+    """
+    if 0 < value < 0.5:
+        return "<1"
+    return f"{value:.0f}"
 
 
 def title(notebook: nbformat.NotebookNode) -> str:
@@ -213,9 +269,9 @@ def own_code_block(chapters: Path) -> dict[str, float | str]:
     row: dict[str, float | str] = {
         "chapter": OWN_CODE, "words": round(words),
         "read min": words / READING_WPM, "run min": ran / 60,
-        "exercise min": float(OWN_CODE_MIN)}
-    row["block min"] = sum(float(row[k]) for k in ("read min", "run min",
-                                                   "exercise min"))
+        "exercise min": float(OWN_CODE_MIN), "room min": float(TALK_MIN)}
+    row["block min"] = sum(float(row[k]) for k in (
+        "read min", "run min", "exercise min", "room min"))
     return row
 
 
@@ -229,10 +285,12 @@ def _read(path: Path) -> nbformat.NotebookNode:
 def agenda(times: pd.DataFrame, session_min: int = 180,
            closing: dict[str, float | str] | None = None) -> pd.DataFrame:
     """The blocks end to end from 0:00: setup, each chapter in order, a
-    break after the block that passes half the session, and ``closing``
-    (e.g. `own_code_block`) last, its time kept free. A chapter that would
-    end after that is marked for homework, and the ones after it are
-    tried in turn (a short one may still fit).
+    break after the block that passes each `BREAK_EVERY_MIN` (and lunch
+    instead of the break nearest mid-day in a session longer than
+    `LUNCH_AFTER_MIN`), and ``closing`` (e.g. `own_code_block`) last, its
+    time kept free. A chapter that would end after that is marked for
+    homework, and the ones after it are tried in turn (a short one may
+    still fit).
 
     Returns:
         One row per block: ``start``, ``end`` (h:mm) and ``block``.
@@ -244,7 +302,8 @@ def agenda(times: pd.DataFrame, session_min: int = 180,
                          f"{reserved:.0f} min of the closing block.")
     rows: list[dict[str, str]] = []
     homework: list[str] = []
-    rested = False
+    lunch = session_min > LUNCH_AFTER_MIN
+    pauses = 0
     clock = _add(rows, "setup on Colab", 0.0, SETUP_MIN)
     for row in times.to_dict("records"):
         name = row.get("title") or row["chapter"]
@@ -252,15 +311,51 @@ def agenda(times: pd.DataFrame, session_min: int = 180,
             homework.append(name)
             continue
         clock = _add(rows, name, clock, row["block min"])
-        if not rested and clock >= session_min / 2:
-            clock = _add(rows, "break", clock, BREAK_MIN)
-            rested = True
+        if clock >= (pauses + 1) * BREAK_EVERY_MIN and \
+                clock < session_min - reserved:
+            pauses += 1
+            if lunch and clock >= session_min / 2 - BREAK_EVERY_MIN / 2:
+                clock = _add(rows, "lunch", clock, LUNCH_MIN)
+                lunch = False
+            else:
+                clock = _add(rows, "break", clock, BREAK_MIN)
     if closing:
         clock = _add(rows, str(closing["chapter"]), clock, reserved)
     if homework:
         rows.append({"start": _hm(clock), "end": "",
                      "block": "homework: " + ", ".join(homework)})
     return pd.DataFrame(rows)
+
+
+def plans(times: pd.DataFrame, closing: dict[str, float | str] | None,
+          read_before: bool = True) -> dict[str, pd.DataFrame]:
+    """`agenda` for each of `SESSIONS`, by the session's name.
+
+    Args:
+        times: `chapter_times`.
+        closing: the closing block (`own_code_block`), or None.
+        read_before: participants read each chapter before the session
+            (its reading minutes leave the block, and a first row names
+            the reading and its minutes); else they read in the session.
+    """
+    if not read_before:
+        return {name: agenda(times, minutes, closing)
+                for name, minutes in SESSIONS.items()}
+    in_session = times.assign(**{"block min": times["block min"]
+                                 - times["read min"]})
+    laid = {}
+    for name, minutes in SESSIONS.items():
+        plan = agenda(in_session, minutes, closing)
+        taught = set(plan["block"])
+        chosen = times[times["title"].isin(taught)
+                       | times["chapter"].isin(taught)]
+        before = {"start": "before", "end": "",
+                  "block": f"read {len(chosen)} chapter"
+                           f"{'' if len(chosen) == 1 else 's'} "
+                           f"({_minutes(chosen['read min'].sum())} min)"}
+        laid[name] = pd.concat([pd.DataFrame([before]), plan],
+                               ignore_index=True)
+    return laid
 
 
 def _add(rows: list[dict[str, str]], block: str, clock: float,
