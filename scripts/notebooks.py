@@ -53,9 +53,13 @@ import subprocess
 import sys
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-REPO = "{url}"
-if "google.colab" in sys.modules and not os.path.isdir("{name}"):
-    subprocess.run(["git", "clone", "-q", "--depth", "1", REPO], check=True)
+# BOOK_REPOSITORY: a fork or a mirror of the book to clone instead
+REPO = os.environ.get("BOOK_REPOSITORY",
+                      "{url}")
+ON_COLAB = "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
+if ON_COLAB and not os.path.isdir("{name}"):
+    subprocess.run(["git", "clone", "-q", "--depth", "1", REPO,
+                    "{name}"], check=True)
 for path in ("{name}", ".."):
     if os.path.isdir(os.path.join(path, "helpers")):
         sys.path.insert(0, os.path.abspath(path))

@@ -56,9 +56,10 @@ PATTERNS: dict[str, Pattern] = {
         "XLA:GPU fuses a reduction over short rows as kLoop: each thread "
         "walks its own row, and a warp's loads land far apart",
         "produce the data batch-minor (the batch axis last, so a warp "
-        "reads neighbours), or pad the reduced axis to 32; the fusion "
-        "autotuner may already have replaced the kLoop kernel, so keep a "
-        "fix only if it times faster on your GPU (chapter 2)",
+        "reads neighbours); padding the reduced axis to 32 did not pay on "
+        "the H100, and the fusion autotuner may already have replaced the "
+        "kLoop kernel, so keep a fix only if it times faster on your GPU "
+        "(chapter 2)",
         "guide-kloop-reduction"),
     "tiny-dot": Pattern(
         "matrix product with a tiny dimension",

@@ -117,8 +117,10 @@ def matches_reference(reference: Callable[..., Any],
     return criterion
 
 
-# Parts of the whole a relative error below 0.1% is said in, largest first.
-_PARTS = ((1e-6, "millionth"), (1e-9, "billionth"), (1e-12, "trillionth"))
+# Parts of the whole a relative error below 0.1% is said in, largest first,
+# each from the smallest error it says (0.01 millionths, not 10 billionths).
+_PARTS = ((1e-6, 1e-8, "millionth"), (1e-9, 1e-11, "billionth"),
+          (1e-12, 0.0, "trillionth"))
 
 
 def relative(error: float) -> str:
@@ -127,20 +129,20 @@ def relative(error: float) -> str:
 
     Example:
         >>> relative(0.453), relative(1e-5), relative(1.2e-7), relative(0.0)
-        ('45.3%', '10 millionths', '120 billionths', '0')
+        ('45.3%', '10 millionths', '0.12 millionths', '0')
         >>> relative(1e-12), relative(3e-15)
-        ('1 trillionth', 'under a trillionth')
+        ('1 trillionth', '0.003 trillionths')
     """
     if error == 0:
         return "0"
     if error >= 1e-3:
         return f"{error * 100:.3g}%"
-    for size, name in _PARTS:
-        if error >= size:
-            parts = error / size  # 1 to 999
+    for size, smallest, name in _PARTS:
+        if error >= smallest:
+            parts = error / size
             count = f"{parts:.0f}" if parts >= 100 else f"{parts:.2g}"
             return f"{count} {name}{'' if count == '1' else 's'}"
-    return "under a trillionth"
+    raise ValueError(f"a relative error is 0 or more, got {error}")
 
 
 def _relative_error(value: Any, want: Any, rtol: float, atol: float

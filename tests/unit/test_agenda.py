@@ -161,7 +161,7 @@ def test_the_page_table_heads_minutes_in_words():
                "run min": 0.1, "exercise min": 15.0, "block min": 17.1}
     shown = agenda.for_page(times, closing)
     assert list(shown.index) == ["A", "check your own code"]
-    assert list(shown.columns) == ["reading", "running", "exercises",
+    assert list(shown.columns) == ["reading", "running", "exercise",
                                    "block"]
     assert list(shown["running"]) == ["2 on H100", "<1"]
     assert list(shown["block"]) == ["13", "17"]

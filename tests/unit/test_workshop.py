@@ -242,7 +242,7 @@ def test_the_gpu_tests_say_which_time_targets_were_met(tmp_path):
     from helpers.workbook.ch08_workshop import timed
     junit = tmp_path / "junit.xml"
     assert timed.timed_on_gpu(junit) == {}
-    assert timed.timed_sentence({}, {}) is None
+    assert timed.timed_table({}, {}).empty
     test = timed.GPU_TIMED_TEST
     today = {"2.1": ["matches", "fast"], "5.3": ["faster"]}
     junit.write_text(
@@ -257,19 +257,14 @@ def test_the_gpu_tests_say_which_time_targets_were_met(tmp_path):
     assert graded == {"2.1": {"outcome": "passed",
                               "criteria": ["matches", "slow"]},
                       "5.3": {"outcome": "failed", "criteria": ["faster"]}}
-    text = timed.timed_sentence(graded, today, "NVIDIA H200")
-    assert "(`recorded/test-gpu-junit.xml`) on the NVIDIA H200 ran the " \
-        "time tests of exercises 2.1 and 5.3" in text
-    assert "the solution of 5.3 failed" in text
-    assert text.endswith("The target of exercise 2.1 changed after that "
-                         "run, so today's has not been graded on a GPU yet.")
-    current = {"2.1": {"outcome": "passed", "criteria": today["2.1"]}}
-    said = timed.timed_sentence(current, today)
-    assert said.endswith("exercise 2.1: every solution passed.")
-    # a run that kept no targets is quoted for its outcome alone
-    unknown = timed.timed_sentence(
+    shown = timed.timed_table(graded, today)
+    assert shown.to_dict("index") == {
+        "2.1": {"solution on the GPU": "passed",
+                "today's target": "changed since"},
+        "5.3": {"solution on the GPU": "failed", "today's target": "yes"}}
+    unknown = timed.timed_table(
         {"2.1": {"outcome": "passed", "criteria": None}}, today)
-    assert unknown.endswith("exercise 2.1: every solution passed.")
+    assert unknown.loc["2.1", "today's target"] == "not kept"
 
 
 def test_a_timed_test_records_the_criteria_it_grades():

@@ -163,7 +163,7 @@ def one_kernel_numbers(table: pd.DataFrame) -> dict[str, float]:
     rows = _rows(table)
     fused = rows.loc[FUSED]
     step = float(rows.loc[FUSED_LOOP, "us_per_step GPU"])
-    return {"fused_us": float(fused["us_per_step GPU"]),
+    return {"scan_us": step, "fused_us": float(fused["us_per_step GPU"]),
             "faster": step / float(fused["us_per_step GPU"]),
             "fused_device_us": float(fused["kernel_us_per_step"]),
             "kernels_us": float(rows.loc[FUSED_LOOP, "kernel_us_per_step"])}

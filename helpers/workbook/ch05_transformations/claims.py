@@ -67,7 +67,7 @@ CLOCK_WORDS = {"ms": "by the wall clock", "device ms": "by device time"}
 # Column headers as a reader sees them.
 HEADERS = {"ms": "wall ms", "run ms": "run wall ms", "temp MB":
            "temporary MB", "dots": "matrix products", "rel error":
-           "relative error, millionths"}
+           "relative error"}
 class Finding(NamedTuple):
     """What the numbers say about one claim: a short phrase for a table
     cell, and the verdict ('holds', 'holds in part', 'does not hold')."""
@@ -373,10 +373,16 @@ def _words(value: Any) -> Any:
 
 def shown(table: Any) -> pd.DataFrame:
     """A measured table as the page shows it: headers in words, booleans
-    as yes and no, relative errors in millionths (no exponents)."""
+    as yes and no, relative errors as a reader says them (a percentage,
+    or millionths below 0.1%; no exponents), precisions by their present
+    names."""
+    from helpers.grading.criteria import relative
+
     frame = pd.DataFrame(table).copy()
     if "rel error" in frame:
-        frame["rel error"] = frame["rel error"] * 1e6
+        frame["rel error"] = frame["rel error"].map(relative)
+    if "precision" in frame:
+        frame["precision"] = frame["precision"].replace(_OLD_NAMES)
     frame = frame.map(_words).rename(columns=HEADERS)
     if frame.index.dtype == bool:
         frame.index = frame.index.map(_words)

@@ -202,14 +202,14 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
 # The block table's minute columns as the page heads them (its caption
 # says they are minutes), narrow enough for the text width.
 PAGE_HEADERS = {"read min": "reading", "run min": "running",
-                "exercise min": "exercises", "room min": "room",
-                "block min": "block"}
+                "exercise min": "exercise", "block min": "block"}
 
 
 def for_page(times: pd.DataFrame, closing: dict[str, float | str]
              ) -> pd.DataFrame:
     """`chapter_times` and the closing block as the page shows them: one
     row per block named by its title, whole minutes under short headers
+    (the room's minutes, the same for every block, are in the total)
     ("<1" under half a minute), the running time with the GPU that timed
     it ("4 on H200"; a time taken on the machine that executed the page
     stands alone)."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from helpers.grading.criteria import description_of
 from helpers.grading.exercises import Exercise
 
@@ -47,34 +49,22 @@ def timed_on_gpu(junit: Path) -> dict[str, dict[str, object]]:
     return graded
 
 
-def timed_sentence(graded: dict[str, dict[str, object]],
-                   today: dict[str, list[str]], device: str | None = None
-                   ) -> str | None:
-    """`timed_on_gpu`'s result in words: the GPU that graded it where the
-    run names one, each solution's outcome, and whether the targets
-    graded are ``today``'s (each exercise's `criteria_of`, by number).
-    None when no GPU run graded a time target."""
-    if not graded:
-        return None
-    from helpers.page.prose import and_list
-    numbers = sorted(graded)
-    outcomes = {n: graded[n]["outcome"] for n in numbers}
-    if set(outcomes.values()) == {"passed"}:
-        outcome = "every solution passed"
-    else:
-        outcome = "; ".join(f"the solution of {n} {o}"
-                            for n, o in outcomes.items())
-    where = f" on the {device}" if device else ""
-    text = (f"The last GPU test run kept with the book "
-            f"(`recorded/test-gpu-junit.xml`){where} ran the time tests of "
-            f"exercise{'s' if len(numbers) > 1 else ''} {and_list(numbers)}"
-            f": {outcome}.")
-    unknown = [n for n in numbers if graded[n]["criteria"] is None]
-    changed = [n for n in numbers if n not in unknown
-               and graded[n]["criteria"] != today.get(n)]
-    if changed:
-        text += (f" The target{'s' if len(changed) > 1 else ''} of "
-                 f"exercise{'s' if len(changed) > 1 else ''} "
-                 f"{and_list(changed)} changed after that run, so today's "
-                 "has not been graded on a GPU yet.")
-    return text
+
+
+def timed_table(graded: dict[str, dict[str, object]],
+                today: dict[str, list[str]]) -> pd.DataFrame:
+    """`timed_on_gpu`'s result as the page shows it: a row an exercise
+    whose time target a GPU graded, with its solution's outcome there and
+    whether the target graded is ``today``'s (its `criteria_of`; "not
+    kept" where the run kept none). Empty when no GPU graded one."""
+    rows = {}
+    for number in sorted(graded):
+        kept = graded[number]["criteria"]
+        rows[number] = {
+            "solution on the GPU": graded[number]["outcome"],
+            "today's target": "not kept" if kept is None
+            else "yes" if kept == today.get(number) else "changed since"}
+    return pd.DataFrame.from_dict(
+        rows, orient="index",
+        columns=["solution on the GPU", "today's target"]).rename_axis(
+            "exercise")
