@@ -65,7 +65,7 @@ for path in ("{name}", ".."):
         sys.path.insert(0, os.path.abspath(path))
         break
 from helpers.measuring import machine  # noqa: E402
-from helpers.page import prose, tables  # noqa: E402
+from helpers.page import tables  # noqa: E402
 
 # On Colab, install what it lacks; elsewhere this does nothing.
 installed = machine.colab_setup()
