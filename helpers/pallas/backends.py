@@ -10,8 +10,10 @@ backends, chosen by the GPU's compute capability:
   (`helpers.pallas.triton.padding`).
 
 Without a GPU, or on one older than both (a T4), the loop runs in an
-interpreter: correct, but not one fast kernel. Compiling for an H100 on a
-machine without one (`helpers.xla.crosscompile`) takes the H100's choice.
+interpreter: correct, but not one fast kernel. Compiling for a GPU on a
+machine without one (`helpers.xla.crosscompile`, an H100 unless told
+another) takes that GPU's choice; there a backend named for a GPU too
+old for it is an error that says so, not the interpreter.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ MOSAIC_FROM = (9, 0)  # Hopper
 # The release whose Pallas changelog deprecates the Triton backend.
 TRITON_DEPRECATED_IN = "0.11.0"
 TRITON_FROM = (8, 0)  # Ampere
+_GENERATIONS = {MOSAIC_FROM: "Hopper", TRITON_FROM: "Ampere"}
 
 
 class Kernel(NamedTuple):
@@ -74,7 +77,7 @@ def choose(backend: Backend | None, interpret: bool | None,
     arch = _target_arch()
     chosen = backend or _by_capability(arch, mosaic_can_run)
     if interpret is None:
-        interpret = _interpret_here(chosen, arch)
+        interpret = _interpret_here(chosen, arch, named=backend is not None)
     if (chosen == "mosaic" and interpret
             and mosaic_chains.interpreter_missing()):
         raise NotImplementedError(
@@ -86,7 +89,7 @@ def choose(backend: Backend | None, interpret: bool | None,
 def _target_arch() -> tuple[int, int] | None:
     """The compute capability being compiled for, or None for none."""
     if crosscompile.compiling_for_gpu():
-        return crosscompile.H100_SXM["cuda_compute_capability"]
+        return crosscompile.target_spec()["cuda_compute_capability"]
     return machine.gpu_arch() if machine.on_gpu() else None
 
 
@@ -99,14 +102,23 @@ def _by_capability(arch: tuple[int, int] | None,
     return "triton" if triton_available() else "mosaic"
 
 
-def _interpret_here(backend: Backend, arch: tuple[int, int] | None) -> bool:
+def _interpret_here(backend: Backend, arch: tuple[int, int] | None,
+                    named: bool = False) -> bool:
     """Interpret where no GPU can compile this backend, with a warning on
-    a GPU that is too old for it."""
+    a GPU that is too old for it; compiling for such a GPU
+    (`helpers.xla.crosscompile`), a ``named`` backend is an error."""
     if arch is None:
         return True
     least = MOSAIC_FROM if backend == "mosaic" else TRITON_FROM
     if arch >= least:
         return False
+    if named and crosscompile.compiling_for_gpu():
+        gpu = crosscompile.target_spec()["device_description_str"]
+        raise NotImplementedError(
+            f"Pallas's {backend} backend needs compute capability "
+            f"{least[0]}.{least[1]} or newer ({_GENERATIONS[least]}) and the "
+            f"{gpu} being compiled for is {arch[0]}.{arch[1]}: compile for "
+            "a newer GPU, or name no backend to get this GPU's choice.")
     warnings.warn(f"fused_scan: Pallas's {backend} backend needs compute "
                   f"capability {least[0]}.{least[1]} or newer and this GPU "
                   f"is {arch[0]}.{arch[1]}; running the loop in Pallas's "

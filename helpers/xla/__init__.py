@@ -2,7 +2,8 @@
 
 - `hlo`: the compiled module as a typed model (fusions, kernels, while
   loops, collectives, aliasing).
-- `crosscompile`: XLA:GPU compiling for an H100 on a machine without one.
+- `crosscompile`: XLA:GPU compiling for an H100 on a machine without one
+  (or for a T4, an L4 or an A100: `gpu_specs` describes them).
 - `gpu_export`: the same for any function (a notebook's, a reader's),
   exported with `jax.export` and compiled in the child.
 - `xla_dump`: the files ``xla_dump_to`` writes (the thunk sequence, which

@@ -1,4 +1,4 @@
-"""Compile for an H100 on a machine that has no GPU.
+"""Compile for an H100, or a GPU Colab lends, on a machine that has no GPU.
 
 XLA:GPU decides fusions, kernel counts, collective combining and buffer
 sizes at compile time, from a description of the target GPU; running the
@@ -24,7 +24,16 @@ compilation runs in a child process that sees it and only the CPU backend:
 calls that function in the child, where `compile_for_gpu` and `devices`
 give it H100 devices, and returns what it returns (as JSON). The chapters'
 child functions (``fusion.kinds_on_gpu`` and the like) compile their
-programs there and return what XLA:GPU made of them.
+programs there and return what XLA:GPU made of them. ``gpu=`` picks
+another target from `helpers.xla.gpu_specs` (``"T4"``, ``"L4"``,
+``"A100"``, or a description of one's own):
+
+>>> crosscompile.run(crosscompile.device_kind_on_gpu, gpu="T4")
+'Tesla T4'
+
+A program that needs a newer GPU fails there with an error that says
+what it needs (Pallas's Mosaic GPU backend a Hopper, 9.0; its Triton
+backend an Ampere, 8.0).
 """
 
 from __future__ import annotations
@@ -40,58 +49,25 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-# The reference GPU as XLA:GPU sees it: an H100 SXM5 80GB. The numbers are
-# NVIDIA's published specifications (H100 datasheet; CUDA C Programming
-# Guide, compute capability 9.0 limits); names follow XLA's
-# GpuDeviceInfoProto (xla/stream_executor/device_description.proto).
-H100_SXM: dict[str, Any] = {
-    "device_description_str": "NVIDIA H100 80GB HBM3",
-    "cuda_compute_capability": (9, 0),
-    "core_count": 132,                     # streaming multiprocessors
-    "fpus_per_core": 128,                  # FP32 lanes per SM
-    "threads_per_warp": 32,
-    "threads_per_block_limit": 1024,
-    "threads_per_core_limit": 2048,
-    "registers_per_core_limit": 65536,
-    "registers_per_block_limit": 65536,
-    "shared_memory_per_block": 48 * 1024,
-    "shared_memory_per_block_optin": 227 * 1024,
-    "shared_memory_per_core": 228 * 1024,
-    "l2_cache_size": 50 * 2**20,
-    "memory_bandwidth": 3_350_000_000_000,  # bytes/s, HBM3
-    "clock_rate_ghz": 1.98,                # boost clock
-    "device_memory_size": 80 * 2**30,      # nominal 80 GB
-}
-# The oldest cuDNN jax 0.10's CUDA plugin accepts (its `with-cuda` extra
-# asks for nvidia-cudnn-cu12>=9.8), and a CUDA 12 runtime.
-DNN_VERSION = (9, 8)
-CUDA_RUNTIME = (12, 8)
+from helpers.xla import gpu_specs
+
+# The descriptions of the GPUs and their config text live in gpu_specs;
+# these names are kept here for the chapters and the tests.
+from helpers.xla.gpu_specs import (  # noqa: F401
+    CUDA_RUNTIME,
+    DNN_VERSION,
+    H100_SXM,
+    target_config,
+)
+
 PLUGIN_FOLDER_ENV = "BOOK_CROSS_PLUGIN"
 CHILD_ENV = "BOOK_COMPILING_FOR_GPU"  # set in the child processes of `run`
 CACHE_ENV = "BOOK_CROSSCOMPILE_CACHE"  # a folder: `run` keeps results there
+TARGET_ENV = "BOOK_CROSSCOMPILE_TARGET"  # the child's GPU, as JSON
 # The environment of `run`'s children: the CPU backend only, and none of
 # the parent's XLA_FLAGS (its simulated devices).
 _CHILD_SETTINGS = {"JAX_PLATFORMS": "cpu", CHILD_ENV: "1"}
 _CHILD_DROPS = ("XLA_FLAGS",)
-
-
-def target_config(spec: dict[str, Any] = H100_SXM) -> str:
-    """``spec`` as the GpuTargetConfigProto text the plugin parses."""
-    major, minor = spec["cuda_compute_capability"]
-    info = [f"  {k}: {v}" for k, v in spec.items()
-            if k not in ("device_description_str", "cuda_compute_capability")]
-    info.append(f"  cuda_compute_capability {{ major: {major} "
-                f"minor: {minor} }}")
-    block_dims = ["  block_dim_limit_x: 2147483647",
-                  "  block_dim_limit_y: 65535", "  block_dim_limit_z: 65535"]
-    return "\n".join([
-        "gpu_device_info {", *info, *block_dims, "}",
-        'platform_name: "CUDA"',
-        f"dnn_version_info {{ major: {DNN_VERSION[0]} "
-        f"minor: {DNN_VERSION[1]} }}",
-        f"runtime_version {{ major: {CUDA_RUNTIME[0]} "
-        f"minor: {CUDA_RUNTIME[1]} }}",
-        f'device_description_str: "{spec["device_description_str"]}"'])
 
 
 # --- in the parent: is the plugin there, and run a function in a child ----
@@ -143,28 +119,29 @@ def why_unavailable() -> str | None:
 
 
 def available() -> bool:
-    """True when this machine can compile for the H100 (`why_unavailable`
+    """True when this machine can compile for a GPU (`why_unavailable`
     says why not)."""
     return why_unavailable() is None
 
 
-def label(spec: dict[str, Any] = H100_SXM) -> str:
-    """Where a cross-compiled result comes from, for a table's caption
-    (the GPU by the name the text calls it after naming it once)."""
+def label(gpu: str | dict[str, Any] = gpu_specs.DEFAULT) -> str:
+    """Where a result compiled for ``gpu`` (as `run` takes it) comes from,
+    for a table's caption (the GPU by the name the text calls it after
+    naming it once)."""
     import jaxlib
-
-    from helpers.measuring import machine
-    gpu = machine.short_name(spec["device_description_str"])
-    return (f"compiled for the {gpu} by XLA:GPU (jaxlib "
-            f"{jaxlib.__version__}) on this machine, without running it")
+    return (f"compiled for the {gpu_specs.short_name(gpu)} by XLA:GPU "
+            f"(jaxlib {jaxlib.__version__}) on this machine, without "
+            "running it")
 
 
 def run(fn: Callable[..., Any], *args: Any, timeout: float = 600,
-        keep_alive: bool = False) -> Any:
-    """Call ``fn(*args)`` in a child process that compiles for H100s, and
-    return its JSON result. ``fn`` is defined at the top level of a module
-    of this project (use `gpu_export.compiled_text` for any other
-    function). Where
+        keep_alive: bool = False,
+        gpu: str | dict[str, Any] = gpu_specs.DEFAULT) -> Any:
+    """Call ``fn(*args)`` in a child process that compiles for ``gpu``
+    (H100s unless named: a name of `gpu_specs.GPUS`, or a description like
+    `gpu_specs.H100_SXM`), and return its JSON result. ``fn`` is defined
+    at the top level of a module of this project (use
+    `gpu_export.compiled_text` for any other function). Where
     ``BOOK_CROSSCOMPILE_CACHE`` names a folder, a result is kept there and
     the same call again returns it without a child (`_kept_result`).
 
@@ -173,24 +150,27 @@ def run(fn: Callable[..., Any], *args: Any, timeout: float = 600,
     Python and JAX, the next ones do not.
 
     Raises:
+        ValueError: ``gpu`` names no known GPU (`gpu_specs.spec`).
         RuntimeError: the plugin is missing (with how to install it).
         helpers.xla.fresh_process.ChildFailed: the child failed (a
             RuntimeError that carries the child's output).
     """
     from helpers.xla import fresh_process
     fresh_process.target_of(fn)  # a function no child can import fails here
+    target = json.dumps(gpu_specs.spec(gpu), sort_keys=True)
     reason = why_unavailable()
     if reason:
         raise RuntimeError(f"cannot compile for a GPU here: {reason}")
-    kept = _kept_result(fn, args)
+    kept = _kept_result(fn, args, target)
     if kept is not None and kept.exists():
         return json.loads(kept.read_text())
     if keep_alive:
-        result = _worker().call(fn, *args, timeout=timeout)
+        result = _worker(target).call(fn, *args, timeout=timeout)
     else:
         result = fresh_process.call(
-            fn, *args, env=_CHILD_SETTINGS, drop_env=_CHILD_DROPS,
-            python_path=_child_path(), timeout=timeout)
+            fn, *args, env={**_CHILD_SETTINGS, TARGET_ENV: target},
+            drop_env=_CHILD_DROPS, python_path=_child_path(),
+            timeout=timeout)
     if kept is not None:  # written whole, then renamed: never half a file
         partial = kept.with_suffix(f".{os.getpid()}.part")
         partial.write_text(json.dumps(result))
@@ -203,23 +183,26 @@ def _child_path() -> tuple[str, ...]:
 
 
 @functools.cache
-def _worker() -> Any:
-    """The child kept for `run`'s ``keep_alive`` calls."""
+def _worker(target: str) -> Any:
+    """The child kept for `run`'s ``keep_alive`` calls for ``target`` (a
+    GPU's description as JSON): one per GPU."""
     from helpers.xla import fresh_process
-    return fresh_process.Worker(env=_CHILD_SETTINGS, drop_env=_CHILD_DROPS,
+    return fresh_process.Worker(env={**_CHILD_SETTINGS, TARGET_ENV: target},
+                                drop_env=_CHILD_DROPS,
                                 python_path=_child_path())
 
 
-def _kept_result(fn: Callable[..., Any], args: tuple[Any, ...]
-                 ) -> Path | None:
-    """Where `run` keeps the result of ``fn(*args)`` when ``CACHE_ENV``
-    names a folder, else None.
+def _kept_result(fn: Callable[..., Any], args: tuple[Any, ...],
+                 target: str = "") -> Path | None:
+    """Where `run` keeps the result of ``fn(*args)`` compiled for
+    ``target`` (the GPU's description as JSON) when ``CACHE_ENV`` names a
+    folder, else None.
 
-    A compilation for an H100 gives the same result every time for the
+    A compilation for a GPU gives the same result every time for the
     same code, arguments and JAX settings, and the test suite asks for
     several twice (a chapter's table, and the unit test of the same
     facts): `conftest.py` gives each pytest run a fresh folder. The key
-    holds the function, its arguments, the child's ``JAX_*`` and
+    holds the function, its arguments, the GPU, the child's ``JAX_*`` and
     ``XLA_*`` variables and a digest of the helpers package's source, so
     an edit to the code is never answered from before it.
     """
@@ -233,8 +216,8 @@ def _kept_result(fn: Callable[..., Any], args: tuple[Any, ...]
                 if name.startswith(("JAX_", "XLA_"))
                 and name not in _CHILD_DROPS}
     key = json.dumps({"target": fresh_process.target_of(fn), "args": args,
-                      "settings": settings, "source": _source_digest()},
-                     sort_keys=True)
+                      "gpu": target, "settings": settings,
+                      "source": _source_digest()}, sort_keys=True)
     return Path(folder) / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
 
@@ -249,30 +232,34 @@ def _source_digest() -> str:
 
 
 def run_or_explain(fn: Callable[..., Any], *args: Any,
-                   timeout: float = 600) -> Any:
+                   timeout: float = 600,
+                   gpu: str | dict[str, Any] = gpu_specs.DEFAULT) -> Any:
     """`run`, or None after printing one sentence on why it could not run
     (no plugin here, or the compiler failed), so that a chapter goes on.
     """
-    return attempt(run, fn, *args, timeout=timeout)
+    return attempt(run, fn, *args, timeout=timeout, gpu=gpu)
 
 
 def attempt(action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``action(*args, **kwargs)`` (`run`, `gpu_export.compiled_text`), or
     None after printing one sentence on why it failed: the plugin is
     missing, or XLA:GPU raised in the child (its full output is in the
-    exception, which the sentence summarises)."""
+    exception, which the sentence summarises). A ``gpu`` among the
+    keywords names the GPU in that sentence; a name no GPU has raises
+    ValueError at once."""
     from helpers.xla import fresh_process
+    gpu = gpu_specs.with_article(kwargs.get("gpu", gpu_specs.DEFAULT))
     try:
         return action(*args, **kwargs)
     except fresh_process.ChildFailed as err:
-        print(f"Not compiled for an H100 here: XLA:GPU failed in "
+        print(f"Not compiled for {gpu} here: XLA:GPU failed in "
               f"{err.target} ({err.reason}).")
     except RuntimeError as err:
-        print(f"Not compiled for an H100 here: {err}.")
+        print(f"Not compiled for {gpu} here: {err}.")
     return None
 
 
-# --- in the child: compile-only H100 devices ------------------------------
+# --- in the child: compile-only devices of the target GPU ----------------
 
 def compiling_for_gpu() -> bool:
     """True in a child of `run`: code that picks a GPU or a CPU path (a
@@ -280,19 +267,32 @@ def compiling_for_gpu() -> bool:
     return os.environ.get(CHILD_ENV) == "1"
 
 
+def target_spec() -> dict[str, Any]:
+    """The description (`gpu_specs`) of the GPU this child of `run`
+    compiles for; `gpu_specs.H100_SXM` outside such a child."""
+    given = os.environ.get(TARGET_ENV)
+    if not given:
+        return gpu_specs.spec()
+    spec = json.loads(given)
+    spec["cuda_compute_capability"] = tuple(spec["cuda_compute_capability"])
+    return gpu_specs.spec(spec)
+
+
 @functools.cache
 def devices(count: int = 1) -> list[Any]:
-    """``count`` compile-only H100s, as one node (child process only)."""
+    """``count`` compile-only GPUs of `target_spec` (H100s unless `run`
+    was given another), as one node (child process only)."""
     from jax.experimental import topologies
     topology = topologies.get_topology_desc(
         platform="cuda", topology=f"1x1x{count}",
-        target_config=target_config())
+        target_config=target_config(target_spec()))
     return list(topology.devices)
 
 
 def compile_for_gpu(fn: Callable[..., Any], *args: Any,
                     compiler_options: dict[str, Any] | None = None) -> Any:
-    """``jax.jit(fn)`` compiled for one H100 (child process only).
+    """``jax.jit(fn)`` compiled for one GPU of `devices` (child process
+    only).
 
     ``args`` are arrays or ``jax.ShapeDtypeStruct``s; any without a
     sharding are placed on the first device. Shard them over `devices`
@@ -311,20 +311,23 @@ def compile_for_gpu(fn: Callable[..., Any], *args: Any,
     given = [x for x in jax.tree.leaves(args)
              if isinstance(x, jax.ShapeDtypeStruct) and x.sharding is not None]
     specs = jax.tree.map(spec, args)
-    with contextlib.nullcontext() if given else _as_an_h100():
+    with contextlib.nullcontext() if given else _as_the_target():
         lowered = jax.jit(fn).trace(*specs).lower()
     return lowered.compile(compiler_options=compiler_options or {})
 
 
-def _as_an_h100() -> Any:
-    """A context in which JAX's lowering rules see an H100.
+def _as_the_target() -> Any:
+    """A context in which JAX's lowering rules see the target GPU (an
+    H100 unless `run` was given another).
 
     Pallas's Triton lowering asks the default device for its compute
-    capability. Up to jax 0.10 it assumed 9.0 when that device was a CPU;
-    since jax 0.11 it raises instead, unless an abstract device names the
-    GPU: this one, with the kind of our compile-only devices. (Compiling
-    over several devices, the caller's shardings and meshes decide, and
-    no abstract device is set.)
+    capability. Up to jax 0.10 it assumed 9.0 when that device was a CPU
+    (whatever the target: XLA:GPU then compiles the kernel for the
+    target's own capability); since jax 0.11 it raises instead, unless an
+    abstract device names the GPU: this one, with the kind of our
+    compile-only devices (``'Tesla T4'``, ``'NVIDIA L4'``...), from which
+    JAX reads the capability. (Compiling over several devices, the
+    caller's shardings and meshes decide, and no abstract device is set.)
 
     The mesh's axis is Auto, as it is by default up to jax 0.11: from jax
     0.12 on a mesh's axes are Explicit by default, which gives every
@@ -337,12 +340,12 @@ def _as_an_h100() -> Any:
         AxisType,
         use_abstract_mesh,
     )
-    h100 = AbstractDevice(device_kind=devices(1)[0].device_kind,
-                          num_cores=int(H100_SXM["core_count"]),
-                          platform="cuda")
+    target = AbstractDevice(device_kind=devices(1)[0].device_kind,
+                            num_cores=int(target_spec()["core_count"]),
+                            platform="cuda")
     return use_abstract_mesh(AbstractMesh((1,), ("device",),
                                           axis_types=(AxisType.Auto,),
-                                          abstract_device=h100))
+                                          abstract_device=target))
 
 
 def self_check() -> dict[str, Any]:
@@ -357,7 +360,8 @@ def self_check() -> dict[str, Any]:
 
 def device_kind_on_gpu() -> str:
     """A child function: the kind of the compile-only device `run` gives
-    the child (an H100, as JAX names it)."""
+    the child (``'NVIDIA H100 80GB HBM3'`` unless given another GPU, as
+    JAX names it)."""
     return devices(1)[0].device_kind
 
 
