@@ -221,8 +221,8 @@ class Report:
         H100, each a line of its own, so that long evidence reads at any
         width; then each pattern's fix as a sentence."""
         head = (f"<p><b>examine({html.escape(self.function)})</b>: "
-                f"{_count(len(self.findings), 'finding')}"
-                + (f", {_count(len(self.notes), 'note')}" if self.notes
+                f"{count_of(len(self.findings), 'finding')}"
+                + (f", {count_of(len(self.notes), 'note')}" if self.notes
                    else "") +
                 "</p>")
         blocks = "".join(_html_block(f, f.confidence)
@@ -238,8 +238,13 @@ class Report:
         return head + blocks + fixes + skipped
 
 
-def _count(n: int, noun: str) -> str:
-    """``'no findings'``, ``'1 finding'``, ``'3 findings'``."""
+def count_of(n: int, noun: str) -> str:
+    """A count and its noun as a sentence says them.
+
+    Example:
+        >>> count_of(0, "finding"), count_of(1, "kernel"), count_of(3, "step")
+        ('no findings', '1 kernel', '3 steps')
+    """
     return f"{n or 'no'} {noun}{'' if n == 1 else 's'}"
 
 

@@ -20,7 +20,7 @@ import jax
 from jax.extend import core as jax_core
 
 from helpers.examine import costs
-from helpers.examine.findings import Finding
+from helpers.examine.findings import Finding, count_of
 
 LOOPS = {"while", "scan"}
 # psum_invariant and all_gather_invariant: how shard_map (with its
@@ -147,7 +147,8 @@ def find_float64(eqs: list[Equation], rates: costs.Rates | None = None
         extra, 2, rates, "the half of the float64 results float32 would "
         "not write and read back, where they reach memory", "up to") + (
         "; float64 arithmetic is slower still")
-    return [Finding("float64", f"{len(wide)} equation(s) in float64, "
+    equations = count_of(len(wide), "equation")
+    return [Finding("float64", f"{equations} in float64, "
                     f"e.g. `{wide[0]}`", "likely", cost=cost)]
 
 
@@ -264,7 +265,8 @@ def find_tiny_dots(eqs: list[Equation], rates: costs.Rates | None = None
                        and free[0] * free[1] <= TINY)
         if tiny_output and moved >= MATTERS_BYTES:
             found.append(Finding(
-                "tiny-dot", f"{batch:,} product(s) of {free[0]} x {inner} "
+                "tiny-dot", f"{batch:,} product"
+                f"{'' if batch == 1 else 's'} of {free[0]} x {inner} "
                 f"by {inner} x {free[1]}, {costs.quantity(moved, 'B')} "
                 f"moved: `{e}`", "possible",
                 cost="" if rates is None else costs.traffic(

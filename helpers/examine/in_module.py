@@ -16,7 +16,7 @@ from typing import Any
 import jax
 
 from helpers.examine import costs
-from helpers.examine.findings import Finding
+from helpers.examine.findings import Finding, count_of
 from helpers.examine.in_jaxpr import Loop
 from helpers.xla import hlo
 
@@ -90,7 +90,8 @@ def _step_work(trips: int | None, loops: list[Loop]) -> costs.Work | None:
 def _round_trip(loop: Any, target: str, work: costs.Work | None,
                 rates: costs.Rates | None) -> list[Finding]:
     head = (f"`{loop.name}` ({target}): trip count unknown, condition of "
-            f"{loop.condition_kernels} kernel(s) read back by the host "
+            f"{count_of(loop.condition_kernels, 'kernel')} read back by the "
+            "host "
             "every step")
     if rates is None or work is None:
         return [Finding("host-round-trip", head, "likely")]
@@ -107,7 +108,8 @@ def _launches(loop: Any, target: str, min_graph: int,
               ) -> list[Finding]:
     kernels = loop.body_kernels
     graph = kernels >= min_graph
-    head = (f"`{loop.name}` ({target}): {kernels} kernel(s) per step, "
+    head = (f"`{loop.name}` ({target}): {count_of(kernels, 'kernel')} per "
+            "step, "
             f"{loop.trip_count:,} steps; " + (
                 "replayed as a CUDA graph each step" if graph else
                 f"fewer than the {min_graph} a CUDA graph needs"))
@@ -278,7 +280,8 @@ def find_missing_donation(text: str, args: tuple[Any, ...], outputs: Any
     # the same shapes alone do not say the output replaces its input
     # (jnp.sin of an array is not a state update): a note, unless calls
     # show an output fed back in (`helpers.examine.retracing`)
-    return [Finding("no-donation", f"{len(matching)} output shape(s) equal "
-                    f"to input shapes, {size / 2**20:,.1f} MiB, and no "
+    said = count_of(len(matching), "output shape")
+    return [Finding("no-donation", f"{said} equal to input shapes, "
+                    f"{size / 2**20:,.1f} MiB, and no "
                     "input_output_alias in the compiled module", "possible",
                     slow=False)]

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from helpers.examine.findings import Finding
+from helpers.examine.findings import Finding, count_of
 from helpers.examine.costs import seconds
 
 # Donation matters from this many bytes fed back.
@@ -82,7 +82,8 @@ def find_retracing(fn: Callable[..., Any], calls: Sequence[tuple[Any, ...]],
         return []
     extra = len(seen) - 1
     cost = "" if compiling is None else (
-        f"compiling: {extra} more compilation(s) x {seconds(compiling[0])}"
+        f"compiling: {count_of(extra, 'more compilation')} x "
+        f"{seconds(compiling[0])}"
         f" = {seconds(extra * compiling[0])}, one compilation's time "
         f"{compiling[1]}")
     return [Finding("retracing", f"{len(seen)} compilations in {len(calls)} "

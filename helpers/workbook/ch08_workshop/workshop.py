@@ -183,13 +183,13 @@ def dashboard(board: pd.DataFrame) -> None:
 def kit_table(preflight: pd.DataFrame) -> pd.DataFrame:
     """A `kit_check` result as the page shows it: one row per exercise,
     named by its number ('2.1'), the solution's status, whether the
-    starter fails, and the two checks' time in milliseconds. The criteria
+    starter fails, and the two checks' time in seconds. The criteria
     not graded here are `kit_not_graded`'s."""
     table = pd.DataFrame({
         "exercise": preflight["exercise"].map(_number),
         "solution": preflight["solution"],
         "starter fails": preflight["starter fails"],
-        "check ms": (preflight["seconds"] * 1e3).round().astype(int)})
+        "check s": preflight["seconds"].round(1)})
     return table.set_index("exercise")
 
 
