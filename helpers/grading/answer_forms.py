@@ -7,6 +7,8 @@ scalar, ``'Memory'`` or ``'memory'``. The functions here turn each into one
 form, and raise `WrongAnswer`, with a message naming what was returned and
 what was expected, when the answer cannot mean what the exercise asks.
 `helpers.grading.exercises` reports a `WrongAnswer` as a failed criterion.
+`computes_nothing` catches the one form no fact should pass: a function
+that returns no array at all.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+import jax
 import numpy as np
+
+from helpers.grading.report import Outcome, learner_error
 
 
 class WrongAnswer(ValueError):
@@ -154,3 +159,23 @@ def leaves(value: Any) -> list[np.ndarray]:
             raise WrongAnswer(f"returned {describe(value)}; expected "
                               "numbers")
     return [a.astype(float) if a.dtype == bool else a for a in found]
+
+
+def computes_nothing(description: str, fn: Callable[..., Any],
+                     args: tuple[Any, ...]) -> Outcome | None:
+    """A failed `Outcome` when ``fn(*args)`` returns no array (``None``,
+    an empty tuple): a fact about its compiled program would hold of a
+    program that computes nothing. ``None`` when it returns an array.
+
+    Only shapes are traced (`jax.eval_shape`), so this costs no compile.
+    """
+    try:
+        returned = jax.eval_shape(fn, *args)
+    except Exception as err:
+        return learner_error(description, err)
+    if jax.tree.leaves(returned):
+        return None
+    return Outcome(description, "fail", "your function returned "
+                   f"{describe(returned)}, and a program that computes "
+                   "nothing passes no check of what it computes",
+                   "Return the result: is a `return` missing?")

@@ -31,7 +31,12 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from helpers.grading.answer_forms import WrongAnswer, as_mapping, leaves
+from helpers.grading.answer_forms import (
+    WrongAnswer,
+    as_mapping,
+    computes_nothing,
+    leaves,
+)
 from helpers.grading.report import Outcome, learner_error, not_graded
 from helpers.measuring import bench, machine
 from helpers.xla import crosscompile, gpu_export, hlo
@@ -200,6 +205,8 @@ def hlo_fact(description: str, predicate: Callable[[str], bool | str],
             return not_graded(description, "XLA:GPU's compiler, which "
                               "this machine lacks: "
                               + str(crosscompile.why_unavailable()))
+        if (empty := computes_nothing(description, fn, get_args())):
+            return empty
         compiled_text = (gpu_export.compiled_text if for_h100
                          else hlo.compiled_text)
         try:
@@ -244,6 +251,9 @@ def jaxpr_fact(description: str, predicate: Callable[[Any], bool | str],
             closed = jax.make_jaxpr(fn)(*get_args())
         except Exception as err:
             return learner_error(description, err, hint)
+        if not closed.out_avals and \
+                (empty := computes_nothing(description, fn, get_args())):
+            return empty
         verdict = predicate(closed)
         if verdict is True:
             return Outcome(description, "pass", "holds in the jaxpr")

@@ -26,7 +26,11 @@ import re
 import traceback
 from typing import Any, Callable, Literal, Sequence, get_args
 
-from helpers.grading.answer_forms import WrongAnswer, describe
+from helpers.grading.answer_forms import (
+    WrongAnswer,
+    computes_nothing,
+    describe,
+)
 from helpers.grading.criteria import (
     Criterion,
     as_fast_as,
@@ -42,7 +46,8 @@ from helpers.grading.report import Outcome, Report, learner_error, not_graded
 
 __all__ = ["Exercise", "Solution", "Outcome", "Report", "learner_error",
            "not_graded", "matches_reference", "hlo_fact", "jaxpr_fact",
-           "time_below", "faster_than", "as_fast_as", "described", "LEVELS"]
+           "time_below", "faster_than", "as_fast_as", "described",
+           "description_of", "computes_nothing", "LEVELS"]
 
 Level = Literal["warm-up", "core", "stretch"]
 LEVELS: tuple[Level, ...] = get_args(Level)
@@ -78,6 +83,9 @@ class Exercise:
         starter: what a learner starts from (fails the check).
         solution: the reference solution (passes it).
         level: ``'warm-up'``, ``'core'`` or ``'stretch'``.
+        reread: the section that teaches what the exercise asks, numbered
+            and titled as the book shows it (``'2.3 Reading the
+            compiler's decision'``): the last rung of the hint ladder.
 
     Example:
         >>> ex = Exercise("Double it", [matches_reference(
@@ -94,6 +102,7 @@ class Exercise:
     starter: Callable[..., Any] | None = None
     solution: Callable[..., Any] | None = None
     level: Level = "core"
+    reread: str = ""
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -127,9 +136,17 @@ class Exercise:
                 "your answer is a function", "fail",
                 f"check() takes your function itself; got {describe(fn)}",
                 "Pass the function without calling it: check(f), not "
-                "check(f(x))."),), tuple(self.hints))
+                "check(f(x))."),), self.hint_ladder)
         outcomes = tuple(_grade(c, fn) for c in self.criteria)
-        return Report(self.title, outcomes, tuple(self.hints))
+        return Report(self.title, outcomes, self.hint_ladder)
+
+    @property
+    def hint_ladder(self) -> tuple[str, ...]:
+        """The hints, mildest first, ending with the section to read
+        again when the book places the exercise."""
+        last = (f"Read section {self.reread} again." if self.reread
+                else "")
+        return tuple(self.hints) + ((last,) if last else ())
 
     def show_solution(self) -> "Solution":
         """The reference solution and its check, folded: in Jupyter,

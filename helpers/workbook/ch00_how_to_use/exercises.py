@@ -41,6 +41,7 @@ root_mean_square = Exercise(
      hlo_fact("reads x in one pass (one reduction)", _one_pass,
               _CASES[-1], hint="Average the squares with one jnp.mean; "
                                "no Python loop over elements.")],
-    hints=["jnp.square, jnp.mean and jnp.sqrt are all you need."],
+    hints=["The name says the order: the root of the mean of the squares."],
+    reread="0.6 Try the checker",
     chapter="00_how_to_use", answer="rms", level="warm-up",
     starter=starter, solution=solution)

@@ -24,6 +24,8 @@ from helpers.grading.answer_forms import WrongAnswer, as_choice, as_number
 from helpers.grading.exercises import (
     Exercise,
     Outcome,
+    described,
+    description_of,
     learner_error,
     matches_reference,
 )
@@ -87,8 +89,9 @@ def solution(f: Callable[[Any], Any], x: Any, n: int = 10) -> float:
     return statistics.median(times)
 
 
+@described("measures the device time of one call")
 def _timer_criterion(timer: Callable[..., float]) -> Outcome:
-    name = "measures the device time of one call"
+    name = description_of(_timer_criterion)
     hint = ("Call .block_until_ready() on the result before stopping the "
             "clock, and leave the first call out.")
     device = SimulatedDevice(random.uniform(*DEVICE_RANGE_S))
@@ -133,6 +136,7 @@ honest_timer = Exercise(
     [_timer_criterion],
     hints=["A call returns when the work is queued, not when it is done.",
            "The first call of a jitted function compiles it."],
+    reread="1.3 Asynchronous dispatch",
     chapter="01_measuring", answer="time_call", level="warm-up",
     starter=starter, solution=solution)
 
@@ -167,9 +171,12 @@ matmul_floor = Exercise(
     [matches_reference(floor_solution, _FLOOR_CASES, rtol=1e-6, atol=0.0,
                        hint="Count every byte: both inputs read once, the "
                             "output written once.")],
-    hints=["Bytes: itemsize * b * (m*k + k*n + m*n).",
-           "Flops: 2 * b * m * k * n (a multiply and an add).",
-           "The floor is the larger of bytes/bandwidth and flops/rate."],
+    hints=["Count the bytes of all three arrays: both inputs are read once, "
+           "the output written once.",
+           "Each output element takes k multiplies and k adds.",
+           "The floor is the larger of the time the bytes take and the time "
+           "the flops take."],
+    reread="1.8 The two floors",
     chapter="01_measuring", answer="matmul_floor", level="core",
     starter=floor_starter, solution=floor_solution)
 
@@ -210,8 +217,9 @@ def _bound_cases() -> list[tuple[float, float, float, float]]:
 _BOUND_CASES = _bound_cases()
 
 
+@described(f"names the right bound in {len(_BOUND_CASES)} cases")
 def _bound(fn: Callable[..., str]) -> Outcome:
-    name = f"names the right bound in {len(_BOUND_CASES)} cases"
+    name = description_of(_bound)
     hint = ("Compare the two times: bytes / bandwidth and flops / "
             "flop_rate.")
     wrong = []
@@ -236,6 +244,7 @@ def _bound(fn: Callable[..., str]) -> Outcome:
 which_bound = Exercise("Exercise 1.3: which bound?", [_bound],
                        hints=["A matrix-vector product does 2 flops per "
                               "element it reads."],
+                       reread="1.8 The two floors",
                        chapter="01_measuring", answer="which_bound",
                        level="warm-up",
                        starter=which_bound_starter,

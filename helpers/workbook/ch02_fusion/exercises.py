@@ -20,6 +20,8 @@ from helpers.grading.exercises import (
     Exercise,
     Outcome,
     as_fast_as,
+    described,
+    description_of,
     hlo_fact,
     learner_error,
     matches_reference,
@@ -130,8 +132,10 @@ fast_reduction = Exercise(
      as_fast_as(starter, lambda: _cases(25, jnp.float32, (1000, 1000), 3),
                 within=SPEED_MARGIN, baseline_name="a @ b")],
     hints=["Which sizes of K does XLA:GPU reduce with kInput?",
-           "Zeros do not change a sum: pad K.",
-           "jnp.pad inside the function fuses into the reduction."],
+           "Zeros do not change a sum: which K near 25 would XLA handle well?",
+           "A change of shape made inside the jitted function fuses into the "
+           "reduction: it costs no extra pass over memory."],
+    reread="2.3 Reading the compiler's decision",
     chapter="02_fusion", answer="bmv", level="core",
     starter=starter, solution=solution)
 
@@ -179,8 +183,9 @@ def _kind_of_matmul(k: int) -> str:
     return reduction_kind((1000, 1000, 3, k), [3])
 
 
+@described("agrees with XLA:GPU for every K from 2 to 80")
 def _predictions_agree(predict: Callable[[int], str]) -> Outcome:
-    name = "agrees with XLA:GPU for every K from 2 to 80"
+    name = description_of(_predictions_agree)
     hint = "Check the powers of two below 32."
     wrong = []
     for k in PREDICT_KS:
@@ -206,6 +211,7 @@ predict_kind = Exercise(
     [_predictions_agree],
     hints=["The reduced size is K; the warp has 32 threads.",
            "Which K below 32 fit a whole number of times into a warp?"],
+    reread="2.3 Reading the compiler's decision",
     chapter="02_fusion", answer="predict", level="warm-up",
     starter=predict_starter, solution=predict_solution)
 
@@ -228,6 +234,8 @@ problem_bytes = Exercise(
                        [(k, s) for k in (5, 25, 50) for s in (4, 8)],
                        rtol=1e-12, hint="Count both inputs and the output."
                        )],
-    hints=["a holds 3 K numbers per batch element, b holds K, the result 3."],
+    hints=["Read each array's numbers per batch element from its shape, then "
+           "multiply by the batch and the bytes per number."],
+    reread="2.2 The sweep",
     chapter="02_fusion", answer="problem_bytes", level="warm-up",
     starter=problem_bytes_starter, solution=problem_bytes_solution)

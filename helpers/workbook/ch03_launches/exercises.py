@@ -18,6 +18,8 @@ from helpers.grading.exercises import (
     Outcome,
     hlo_fact,
     jaxpr_fact,
+    described,
+    description_of,
     learner_error,
     matches_reference,
 )
@@ -183,10 +185,11 @@ fewer_launches = Exercise(
               _no_more_launches, lambda: _exercise_inputs(0),
               hint="Keep the loop's bound a Python number, and move work "
                    "out of the body rather than into it.")],
-    hints=["jax.vmap(lambda i: step_noise(key, i))(jnp.arange(n)) draws "
-           "every step's noise in one go.",
-           "jax.lax.scan over that noise gives a loop whose body is only "
-           "the MLP."],
+    hints=["Every step's noise depends only on the key and the step's index, "
+           "so all of it can be drawn before the loop, in one call.",
+           "Then loop over the noise you drew: scan hands each step its slice"
+           " of xs."],
+    reread="3.2 The program in plain JAX",
     chapter="03_launches", answer="fast", level="core",
     starter=starter, solution=solution)
 
@@ -227,8 +230,9 @@ def _filter_cases() -> list[tuple[jax.Array, jax.Array]]:
              jnp.asarray(rng.normal(size=n), jnp.float32)) for n in (5, 40)]
 
 
+@described("fused_scan accepts the step (checked against Triton)")
 def _accepted_by_fused_scan(step: Callable[..., Any]) -> Outcome:
-    name = "fused_scan accepts the step (checked against Triton)"
+    name = description_of(_accepted_by_fused_scan)
     history, xs = _filter_cases()[0]
     try:
         fused_scan(step, history, xs, backend="triton")
@@ -248,6 +252,7 @@ _matches_lax_scan = matches_reference(
     rtol=1e-5, atol=1e-6)
 
 
+@described(description_of(_matches_lax_scan))
 def _same_as_lax_scan(step: Callable[..., Any]) -> Outcome:
     return _matches_lax_scan(lambda h, xs: fused_scan(
         step, h, xs, backend="triton", check=False))
@@ -256,8 +261,11 @@ def _same_as_lax_scan(step: Callable[..., Any]) -> Outcome:
 fused_step = Exercise(
     "Exercise 3.2: a step fused_scan accepts",
     [_accepted_by_fused_scan, _same_as_lax_scan],
-    hints=["`jnp.eye(n, k=1)` is a matrix that shifts a vector by one.",
-           "`jnp.where(index == n - 1, x, 0.0)` puts x in the last slot."],
+    hints=["fused_scan accepts element-wise operations and small matrix "
+           "products: a shift by one can be a product with a fixed matrix.",
+           "Putting x in the last slot needs no indexed update: compare an "
+           "index vector with n - 1 and select."],
+    reread="3.8 One kernel for the whole loop",
     chapter="03_launches", answer="filter_step", level="stretch",
     starter=filter_starter, solution=filter_solution)
 
@@ -281,10 +289,11 @@ def make_loop_solution() -> Callable[..., jax.Array]:
     return jax.jit(variants.run_steps, static_argnums=2)
 
 
+@described("same result, and the loop's trip count known when compiling")
 def _trip_count(make_loop: Callable[[], Any]
                 ) -> Outcome:
     from helpers.workbook.ch03_launches import variants
-    name = "same result, and the loop's trip count known when compiling"
+    name = description_of(_trip_count)
     hint = ("A bound passed as an argument is traced: its value is unknown "
             "when compiling. Mark it static (static_argnums=2).")
     key_w, key = jax.random.split(jax.random.key(33))
@@ -323,5 +332,6 @@ def _trip_count(make_loop: Callable[[], Any]
 static_trip_count = Exercise(
     "Exercise 3.3: a trip count XLA can see", [_trip_count],
     hints=["hlo.while_loops(text) shows each loop's trip count."],
+    reread="3.4 Why a while loop waits for the host",
     chapter="03_launches", answer="make_loop", level="warm-up",
     starter=make_loop_starter, solution=make_loop_solution)

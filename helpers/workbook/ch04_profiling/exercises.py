@@ -30,6 +30,8 @@ from helpers.grading.answer_forms import (
 from helpers.grading.exercises import (
     Exercise,
     Outcome,
+    described,
+    description_of,
     learner_error,
     matches_reference,
 )
@@ -136,6 +138,7 @@ def _case_criterion(index: int) -> Callable[[Callable[..., Any]], Outcome]:
             f"{seconds_b * 1e3:.2f} ms (expected {expected!r}; at least "
             f"{PASS_TRIALS} of {TRIALS} trials right)")
 
+    @described(name)
     def criterion(decide: Callable[..., Any]) -> Outcome:
         outcomes = []
         for t in range(TRIALS):
@@ -182,6 +185,7 @@ which_is_faster = Exercise(
            "of b, blames that on b. Alternate a and b.",
            "A 3% difference under 5% noise needs dozens of runs a side: "
            "stats.required_samples(0.03, spread) says how many."],
+    reread="4.5 Deciding which version is faster",
     chapter="04_profiling", answer="decide", level="stretch",
     starter=starter, solution=solution)
 
@@ -217,10 +221,11 @@ _HOLM_CASES = [
 ]
 
 
+@described("keeps the family-wise error of nine null tests at 5%")
 def _family_error(fn: Callable[..., Any]) -> Outcome:
     """Over 2000 families of nine A/A p-values (uniform), the share with
     any false positive must stay at or under 5%."""
-    name = "keeps the family-wise error of nine null tests at 5%"
+    name = description_of(_family_error)
     rng = np.random.default_rng(0)
     families = rng.uniform(size=(2000, 9))
     hint = "Return one True/False per p-value."
@@ -255,6 +260,7 @@ nine_tests = Exercise(
            "families with nothing to find.",
            "Bonferroni compares every p with alpha / m; Holm relaxes "
            "the threshold step by step and finds more."],
+    reread="4.9 Pitfall 4: nine tests",
     chapter="04_profiling", answer="significant", level="core",
     starter=holm_starter, solution=holm_solution)
 
@@ -279,8 +285,9 @@ def _events() -> pd.DataFrame:
                          "dur_us": rng.exponential(10.0, size=60)})
 
 
+@described("the total per scope of 60 kernel events")
 def _totals(fn: Callable[[pd.DataFrame], dict[str, float]]) -> Outcome:
-    name = "the total per scope of 60 kernel events"
+    name = description_of(_totals)
     events = _events()
     try:
         got = fn(events.copy())
@@ -298,7 +305,9 @@ def _totals(fn: Callable[[pd.DataFrame], dict[str, float]]) -> Outcome:
 
 
 scope_totals = Exercise("Exercise 4.3: time per scope", [_totals],
-                        hints=["DataFrame.groupby('scope')['dur_us']."],
+                        hints=["pandas groups rows by one column's values and"
+                               " sums another column within each group."],
+                        reread="4.4 A profile, read with pandas",
                         chapter="04_profiling", answer="scope_totals",
                         level="warm-up",
                         starter=scope_totals_starter,

@@ -14,6 +14,9 @@ from helpers.grading.answer_forms import as_number
 from helpers.grading.exercises import (
     Exercise,
     Outcome,
+    computes_nothing,
+    described,
+    description_of,
     faster_than,
     learner_error,
     matches_reference,
@@ -38,8 +41,9 @@ def mean_of_first_solution(x: jax.Array, n: jax.Array) -> jax.Array:
     return jnp.sum(jnp.where(keep, x, 0.0)) / n
 
 
+@described(f"one trace for n = 1 .. {LENGTH}, with the right means")
 def _traces_once(fn: Callable[..., jax.Array]) -> Outcome:
-    name = f"one trace for n = 1 .. {LENGTH}, with the right means"
+    name = description_of(_traces_once)
     hint = ("x[:n] has a length that depends on n's value, so n cannot be "
             "traced. Keep the shape fixed: mask the entries beyond n.")
     traces = []
@@ -75,8 +79,10 @@ def _traces_once(fn: Callable[..., jax.Array]) -> Outcome:
 
 trace_once = Exercise("Exercise 5.1: trace once for every n",
                       [_traces_once],
-                      hints=["jnp.arange(len(x)) < n is True for the first "
-                             "n entries, whatever n is."],
+                      hints=["jit traces again for every new shape: keep the "
+                             "shape the same whatever n is, and let n choose "
+                             "which entries count."],
+                      reread="5.3 jit: trace once, with stable shapes",
                       chapter="05_transformations", answer="mean_of_first",
                       level="warm-up",
                       starter=mean_of_first_starter,
@@ -96,8 +102,9 @@ def make_step_solution() -> Callable[..., Any]:
     return jax.jit(sgd_step, donate_argnums=0)
 
 
+@described("every parameter's buffer is reused for its update")
 def _donates(make_step: Callable[[], Any]) -> Outcome:
-    name = "every parameter's buffer is reused for its update"
+    name = description_of(_donates)
     params = init(jax.random.key(0), 32)
     x = jax.random.normal(jax.random.key(1), (8, 32))
     try:
@@ -127,6 +134,7 @@ donate = Exercise("Exercise 5.2: a step that donates its parameters",
                   [_donates],
                   hints=["hlo.aliases(compiled_text) lists each output "
                          "that reuses an input's buffer."],
+                  reread="5.3 jit: trace once, with stable shapes",
                   chapter="05_transformations", answer="make_step",
                   level="core",
                   starter=make_step_starter, solution=make_step_solution)
@@ -156,11 +164,14 @@ def _batch(b: int) -> tuple[Any, jax.Array, jax.Array]:
     return transforms.init(jax.random.key(0), 16), xs, xs * 0.5
 
 
+@described("as many kernels for 16 examples as for 4")
 def _flat_kernels(fn: Callable[..., jax.Array]) -> Outcome:
     # 16 examples tell a loop from vmap as surely as 64 do, and a loop
     # unrolled 16 times compiles in a fraction of the time (each check of
     # a looping answer compiles it).
-    name = "as many kernels for 16 examples as for 4"
+    name = description_of(_flat_kernels)
+    if (empty := computes_nothing(name, fn, _batch(4))):
+        return empty
     try:
         small, large = (hlo.kernel_count(jax.jit(fn), *_batch(b))
                         for b in (4, 16))
@@ -178,6 +189,8 @@ vmap_loss = Exercise(
     [matches_reference(batched_loss_solution, lambda: [_batch(4), _batch(9)],
                        rtol=1e-5), _flat_kernels,
      faster_than(batched_loss_starter, lambda: _batch(64))],
-    hints=["in_axes=(None, 0, 0): params shared, examples mapped."],
+    hints=["vmap's in_axes says which arguments carry the batch: the "
+           "parameters are shared by every example."],
+    reread="5.4 vmap instead of a Python loop",
     chapter="05_transformations", answer="batched_loss", level="stretch",
     starter=batched_loss_starter, solution=batched_loss_solution)

@@ -13,7 +13,13 @@ from typing import Any, Callable
 import jax
 
 from helpers.grading.answer_forms import as_mapping, describe
-from helpers.grading.exercises import Exercise, Outcome, learner_error
+from helpers.grading.exercises import (
+    Exercise,
+    Outcome,
+    described,
+    description_of,
+    learner_error,
+)
 from helpers.page.prose import counted
 from helpers.workbook.ch06_xla_flags.flag_runs import reduction_program
 from helpers.xla import hlo, xla_flags
@@ -31,8 +37,9 @@ def options_solution() -> dict[str, Any]:
     return {"xla_cpu_experimental_ynn_fusion_type": ""}
 
 
+@described("the CPU module has kLoop fusions and no kCustom fusion")
 def _own_fusions(make_options: Callable[[], dict[str, Any]]) -> Outcome:
-    name = "the CPU module has kLoop fusions and no kCustom fusion"
+    name = description_of(_own_fusions)
     hint = ("Look through helpers.xla.flag_registry.table(): one CPU flag "
             "decides which operations go to a library as one kCustom "
             "fusion. Pass it without the leading '--'.")
@@ -56,6 +63,7 @@ find_the_option = Exercise(
     hints=["compile(compiler_options={...}) takes XLA flag names without "
            "the leading '--'.",
            "Its name mentions ynn, the library XLA:CPU hands fusions to."],
+    reread="6.2 A flag you can see: XLA:CPU's library fusions",
     chapter="06_xla_flags", answer="options", level="warm-up",
     starter=options_starter, solution=options_solution)
 
@@ -90,8 +98,9 @@ def fusions_under_solution(flags: str) -> dict[str, int]:
 NEUTRAL_FLAGS = ("--xla_cpu_enable_fast_math=false", "--xla_dump_hlo_as_text")
 
 
+@described("the ynn flag changes the fusions you report, other flags do not")
 def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
-    name = "the ynn flag changes the fusions you report, other flags do not"
+    name = description_of(_flag_reaches_xla)
     hint = ("XLA read XLA_FLAGS when this process started JAX; run the "
             "compilation in a new process "
             "(helpers.workbook.ch06_xla_flags.flag_runs.in_child).")
@@ -120,8 +129,9 @@ def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
 
 flag_reaches_xla = Exercise(
     "Exercise 6.2: set the flag where XLA reads it", [_flag_reaches_xla],
-    hints=["subprocess.run([sys.executable, ...], env={..., 'XLA_FLAGS': "
-           "flags}) starts a Python that reads them."],
+    hints=["XLA reads XLA_FLAGS once, when JAX starts: the flags must be in "
+           "the environment of a Python process started after you set them."],
+    reread="6.3 Read once, at start",
     chapter="06_xla_flags", answer="fusions_under", level="core",
     starter=fusions_under_starter, solution=fusions_under_solution)
 
@@ -163,8 +173,9 @@ def known_solution(candidates: list[str]) -> list[str]:
     return [flag for flag in candidates if flag not in rejected]
 
 
+@described("drops the made-up flag, keeps the real ones")
 def _keeps_known(fn: Callable[[list[str]], list[str]]) -> Outcome:
-    name = "drops the made-up flag, keeps the real ones"
+    name = description_of(_keeps_known)
     offered = candidates()
     try:
         got = fn(list(offered))
@@ -201,5 +212,6 @@ known_flags = Exercise("Exercise 6.3: keep only flags this jaxlib knows",
                        [_keeps_known],
                        hints=["An unknown flag in XLA_FLAGS aborts the "
                               "process that starts JAX."],
+                       reread="6.3 Read once, at start",
                        chapter="06_xla_flags", answer="known", level="stretch",
                        starter=known_starter, solution=known_solution)

@@ -23,6 +23,8 @@ from helpers.grading.answer_forms import WrongAnswer, as_mapping, describe
 from helpers.grading.exercises import (
     Exercise,
     Outcome,
+    described,
+    description_of,
     learner_error,
     not_graded,
 )
@@ -91,8 +93,9 @@ def _block_specs(specs_fn: Callable[[], Any]) -> dict[str, P]:
     return out
 
 
+@described("weights split over 4 devices; one all-reduce, nothing else")
 def _sharded_block(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
-    name = "weights split over 4 devices; one all-reduce, nothing else"
+    name = description_of(_sharded_block)
     hint = ("Split w_in by its columns and w_out by its rows: each device "
             "then computes a partial sum of the whole output.")
     try:
@@ -123,8 +126,9 @@ def _sharded_block(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
                    "the compiled module has exactly one all-reduce")
 
 
+@described("the sharded block computes the same numbers")
 def _block_numbers(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
-    name = "the sharded block computes the same numbers"
+    name = description_of(_block_numbers)
     try:
         specs = _block_specs(specs_fn)
     except WrongAnswer as err:
@@ -150,6 +154,7 @@ one_all_reduce = Exercise(
            "columns over the 'model' axis.",
            "If w_in is split by columns, each device holds some hidden "
            "units; which part of w_out does it need for those?"],
+    reread="7.4 What a sharding compiles to",
     chapter="07_multi_gpu", answer="block_specs", level="warm-up",
     starter=block_specs_starter, solution=block_specs_solution)
 
@@ -194,8 +199,9 @@ def ring_program(fn: Callable[[jax.Array], jax.Array]
     return program, y
 
 
+@described("no deadlock rule broken (read from the program for a GPU)")
 def _no_deadlock(fn: Callable[[jax.Array], jax.Array]) -> Outcome:
-    name = "no deadlock rule broken (read from the program for a GPU)"
+    name = description_of(_no_deadlock)
     hint = ("A single psend or precv must not contain a cycle: send the "
             "edge 3 -> 0 some other way.")
     try:
@@ -215,8 +221,9 @@ def _no_deadlock(fn: Callable[[jax.Array], jax.Array]) -> Outcome:
                    "matched, and every ring edge carried")
 
 
+@described("each stage gets its neighbour's value")
 def _ring_numbers(fn: Callable[[jax.Array], jax.Array]) -> Outcome:
-    name = "each stage gets its neighbour's value"
+    name = description_of(_ring_numbers)
     program, y = ring_program(fn)
     try:
         got = np.asarray(program(y))
@@ -236,8 +243,9 @@ untangle_ring = Exercise(
     [_no_deadlock, _ring_numbers],
     hints=["helpers.multi_device.sendrecv.deadlocks(program, *args) says "
            "which rule breaks.",
-           "The forward edge alone, [(0, 1), (1, 2), (2, 3)], has no "
-           "cycle; jax.lax.ppermute can carry the back edge."],
+           "Send/receive pairs deadlock when their edges close a cycle. Which"
+           " collective moves every device's value in one operation?"],
+    reread="7.6 A circular pipeline",
     chapter="07_multi_gpu", answer="pass_along", level="core",
     starter=pass_along_starter, solution=pass_along_solution)
 
@@ -275,8 +283,9 @@ def _ring_psum_case() -> tuple[jax.sharding.Mesh, jax.Array]:
     return mesh, jax.device_put(x, NamedSharding(mesh, P("d")))
 
 
+@described("every device ends with the sum over devices")
 def _ring_psum_numbers(fn: Callable[..., jax.Array]) -> Outcome:
-    name = "every device ends with the sum over devices"
+    name = description_of(_ring_psum_numbers)
     mesh, x = _ring_psum_case()
     try:
         got = np.asarray(on_each_device(fn, mesh, "d")(x))
@@ -290,8 +299,9 @@ def _ring_psum_numbers(fn: Callable[..., jax.Array]) -> Outcome:
                    "" if ok else "Check which chunk each step adds.")
 
 
+@described("compiled to ring shifts only: 2 (p - 1) collective permutes")
 def _only_permutes(fn: Callable[..., jax.Array]) -> Outcome:
-    name = "compiled to ring shifts only: 2 (p - 1) collective permutes"
+    name = description_of(_only_permutes)
     mesh, x = _ring_psum_case()
     try:
         text = hlo.compiled_text(on_each_device(fn, mesh, "d"), x)
@@ -318,5 +328,6 @@ ring_all_reduce = Exercise(
            "the next device and add your own copy of the chunk you receive.",
            "After p - 1 steps each device owns one fully summed chunk; p - 1"
            " more shifts hand those around."],
+    reread="7.3 The collectives, one by one",
     chapter="07_multi_gpu", answer="ring_psum", level="stretch",
     starter=ring_psum_starter, solution=ring_psum_solution)

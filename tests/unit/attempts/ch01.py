@@ -112,7 +112,7 @@ ATTEMPTS = {
                   "right": [timer_timeit, timer_throughput]},
     "matmul_floor": {"starter": "Count every byte",
                      "wrong": {floor_no_output: "Count every byte",
-                               floor_one_flop: "2 * b * m * k * n",
+                               floor_one_flop: "k multiplies and k adds",
                                floor_added: "The floor is the larger"},
                      "right": [floor_numpy, floor_jax]},
     "which_bound": {"starter": "Compare the two times",
