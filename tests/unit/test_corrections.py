@@ -85,6 +85,10 @@ def test_the_first_calls_are_not_called_the_steady_state():
     assert "already the steady state" not in text
     assert "The program had reached its steady state; the device had not." \
         in text
+    # linked to chapter 4's blocked A/A test by its number, not "far more
+    # often"
+    assert "04_profiling.ipynb::aa_blocked" in text
+    assert "far more often when its runs come in two blocks" not in text
     recording = results.reference("01_measuring/summary")
     if not recording.available:
         pytest.skip("chapter 1's H100 recording is not in recorded/")
@@ -115,6 +119,15 @@ def test_the_ceilings_stand_beside_the_datasheet():
     tf32 = recording.matmul_rates(summary.data).default * 1e12
     assert copy / h100.memory_bytes_per_s == pytest.approx(0.897, abs=0.001)
     assert tf32 / h100.tf32_flops_per_s == pytest.approx(0.80, abs=0.005)
+    # the H200's copy beside its own datasheet: 89.0% of 4.8 TB/s
+    assert "of which the copy reached " \
+        "{glue:text}`h200_copy_of_datasheet`" in text
+    from helpers.workbook.ch01_measuring import across_gpus
+    h200, = [r for r in results.other_gpus("01_measuring/summary")
+             if r.short_name == "H200"]
+    pair = across_gpus.comparison_numbers(summary.data, h200.data)
+    assert pair["other_copy_gbps"] * 1e9 / 4.8e12 == pytest.approx(
+        0.890, abs=0.001)
 
 
 # --- 5. chapter 5: bf16's speed-up, casts included or not ---------------
@@ -227,6 +240,26 @@ def test_the_graphs_off_setting_is_tried_on_a_loop_that_forms_graphs():
     body = crosscompile.run(flag_runs.loop_body_on_gpu, "small_kernels")
     assert body["body is a CUDA graph"]
     assert body["body operations"] >= body["fewest in a graph"]
+
+
+def test_the_h100s_loop_is_said_to_be_below_a_graphs_size():
+    """The H100 ran the chapter's first loop, 3 kernels a step, fewer than
+    the 5 a graph needs: the page says that, not that jaxlib "most likely"
+    compiled the loop otherwise."""
+    from helpers.measuring import results
+    from helpers.workbook.ch06_xla_flags import flag_runs
+
+    text = prose("06_xla_flags")
+    assert "most likely left its kernels outside any graph" not in text
+    assert "because the profiler cannot see inside CUDA graphs" not in text
+    assert "fewer than the {glue:text}`graphs_fewest` operations XLA:GPU " \
+        "puts into a graph" in text
+    effects = results.reference("06_xla_flags/effects")
+    if not effects.available:
+        pytest.skip("chapter 6's H100 recording is not in recorded/")
+    default, = [r for r in effects.data["rows"]
+                if r["program"] == "small_kernels" and r["flags"] == "(none)"]
+    assert int(default["kernels"]) // flag_runs.LOOP_STEPS == 3
 
 
 # --- 8. field guide: float64 tensor cores; what the scatter hints do ---
