@@ -21,6 +21,7 @@ import pytest
 
 from helpers.grading.criteria import description_of
 from helpers.workbook.ch08_workshop import workshop
+from helpers.workbook.ch08_workshop.attempts import ATTEMPTS
 
 EXERCISES = {e.answer: e for e in workshop.exercises()}
 CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
@@ -117,7 +118,13 @@ def _solution_code(exercise) -> str:
     return re.sub(r"\s", "", ast.unparse(tree))
 
 
-CODE = re.compile(r"[\w.]+\([^()]*\)|`[^`]+`|\w+=\([^)]*\)")
+# code in a hint: a call, a backticked span, a keyword and its value
+CODE = re.compile(r"[\w.]+\([^()]*\)|`[^`]+`|\w+=\([^)]*\)|\b\w+=[\w.]+")
+
+
+def _quoted(hint: str, code: str) -> list[str]:
+    return [fragment for fragment in CODE.findall(hint)
+            if re.sub(r"\s", "", fragment.strip("`")) in code]
 
 
 @pytest.mark.parametrize("answer", sorted(EXERCISES))
@@ -125,6 +132,16 @@ def test_no_hint_quotes_the_solutions_code(answer):
     exercise = EXERCISES[answer]
     code = _solution_code(exercise)
     for hint in exercise.hints:
-        for fragment in CODE.findall(hint):
-            bare = re.sub(r"\s", "", fragment.strip("`"))
-            assert bare not in code, (exercise.title, hint)
+        assert not _quoted(hint, code), (exercise.title, hint)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer", sorted(ATTEMPTS))
+def test_no_hint_a_mistake_gets_quotes_the_solutions_code(answer):
+    # the criteria's own hints, as the starter and each wrong attempt
+    # (the common mistakes) get them
+    exercise = EXERCISES[answer]
+    code = _solution_code(exercise)
+    for attempt in [exercise.starter, *ATTEMPTS[answer]["wrong"]]:
+        for hint in exercise.check(attempt).failed_hints():
+            assert not _quoted(hint, code), (exercise.title, hint)

@@ -174,7 +174,7 @@ def test_a_name_nobody_imports_is_said_and_a_fix_outside_regrades():
     assert row["status"] == "not yet"
     assert row["hint"].startswith("`stats` is not defined where your "
                                   "function runs")
-    assert "block_until_ready" not in row["hint"]
+    assert "wait until the result is ready" not in row["hint"]
     import statistics
     page["stats"] = statistics  # the import added; time_call unchanged
     assert workshop.progress(page).set_index("answer").loc[

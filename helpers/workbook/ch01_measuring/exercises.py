@@ -92,8 +92,9 @@ def solution(f: Callable[[Any], Any], x: Any, n: int = 10) -> float:
 @described("measures the device time of one call")
 def _timer_criterion(timer: Callable[..., float]) -> Outcome:
     name = description_of(_timer_criterion)
-    hint = ("Call .block_until_ready() on the result before stopping the "
-            "clock, and leave the first call out.")
+    hint = ("A call returns when its work is queued: wait until the "
+            "result is ready before stopping the clock, and leave the "
+            "first call out.")
     device = SimulatedDevice(random.uniform(*DEVICE_RANGE_S))
     try:
         answer = timer(device, None)

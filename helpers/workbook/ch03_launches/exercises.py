@@ -295,7 +295,8 @@ def _trip_count(make_loop: Callable[[], Any]
     from helpers.workbook.ch03_launches import variants
     name = description_of(_trip_count)
     hint = ("A bound passed as an argument is traced: its value is unknown "
-            "when compiling. Mark it static (static_argnums=2).")
+            "when compiling. jax.jit can take an argument as static, "
+            "a value fixed when compiling.")
     key_w, key = jax.random.split(jax.random.key(33))
     weights = variants.init_weights(key_w)
     found = []

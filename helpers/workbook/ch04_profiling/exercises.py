@@ -147,8 +147,9 @@ def _case_criterion(index: int) -> Callable[[Callable[..., Any]], Outcome]:
             except Exception as err:  # the learner's code may fail anyhow
                 return Outcome(name, "fail", f"trial {t + 1}: "
                                f"{type(err).__name__}: {err}",
-                               "Call run('a') / run('b') and return "
-                               "stats.compare(a_times, b_times).")
+                               "Time each version with run, and return "
+                               "what stats.compare makes of the two "
+                               "lists of times.")
         right = sum(ok for ok, _ in outcomes)
         wrong = [what for ok, what in outcomes if not ok]
         detail = f"{right} of {TRIALS} trials right"
@@ -253,9 +254,10 @@ nine_tests = Exercise(
     "Exercise 4.2: nine tests, one decision",
     [_family_error,
      matches_reference(holm_solution, _HOLM_CASES,
-                       hint="Holm: the k-th smallest p-value (from 0) is "
-                            "compared with alpha / (m - k); stop at the "
-                            "first failure.")],
+                       hint="Holm's method takes the p-values from the "
+                            "smallest up, each against a threshold that "
+                            "relaxes as it goes, and stops at the first "
+                            "failure.")],
     hints=["Nine tests at 5% each find something in about 37% of "
            "families with nothing to find.",
            "Bonferroni compares every p with alpha / m; Holm relaxes "

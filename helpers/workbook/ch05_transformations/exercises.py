@@ -118,7 +118,9 @@ def _donates(make_step: Callable[[], Any]) -> Outcome:
     if inputs != set(range(len(params))):
         return Outcome(name, "fail", f"{len(hlo.aliases(text))} of "
                        f"{len(params)} outputs alias an input",
-                       "jax.jit(..., donate_argnums=0) donates params.")
+                       "jax.jit's donate_argnums names the arguments whose "
+                       "buffers the call may reuse: which one holds the "
+                       "parameters?")
     want = jax.jit(sgd_step)(params, x, x)
     got = step(jax.tree.map(jnp.copy, params), x, x)
     same = all(np.allclose(got[k], want[k], rtol=1e-5) for k in want)

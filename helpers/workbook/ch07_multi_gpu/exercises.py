@@ -96,8 +96,10 @@ def _block_specs(specs_fn: Callable[[], Any]) -> dict[str, P]:
 @described("weights split over 4 devices; one all-reduce, nothing else")
 def _sharded_block(specs_fn: Callable[[], dict[str, P]]) -> Outcome:
     name = description_of(_sharded_block)
-    hint = ("Split w_in by its columns and w_out by its rows: each device "
-            "then computes a partial sum of the whole output.")
+    hint = ("A device that holds some of the hidden units needs the part "
+            "of w_out that reads those units: split the two weights so "
+            "that each device computes a partial sum of the whole "
+            "output.")
     try:
         specs = _block_specs(specs_fn)
     except WrongAnswer as err:

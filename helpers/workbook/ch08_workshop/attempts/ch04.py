@@ -1,6 +1,6 @@
 """Chapter 4 (Profiling and statistics): attempts at its exercises as learners
 would write them, wrong and right, with the hint each wrong one should
-get (`ATTEMPTS`, gathered by tests/unit/test_exercise_attempts.py)."""
+get (`ATTEMPTS`, gathered in `helpers.workbook.ch08_workshop.attempts`)."""
 
 from __future__ import annotations
 
@@ -134,10 +134,10 @@ ATTEMPTS = {
     "decide": {"starter": "Alternate a and b",
                "wrong": {decide_one_after_other: "Alternate a and b",
                          decide_too_few: "Too few runs",
-                         decide_returns_medians: "return stats.compare"},
+                         decide_returns_medians: "what stats.compare makes"},
                "right": [decide_fixed_alternating, decide_shuffled_pairs]},
     "significant": {"starter": "0.05 / 9",
-                    "wrong": {significant_bonferroni: "alpha / (m - k)",
+                    "wrong": {significant_bonferroni: "relaxes as it goes",
                               significant_holm_without_stopping:
                                   "stop at the first failure",
                               significant_halved: "0.05 / 9"},

@@ -1,6 +1,6 @@
 """Chapter 7 (Multi-GPU communication): attempts at its exercises as learners
 would write them, wrong and right, with the hint each wrong one should
-get (`ATTEMPTS`, gathered by tests/unit/test_exercise_attempts.py)."""
+get (`ATTEMPTS`, gathered in `helpers.workbook.ch08_workshop.attempts`)."""
 
 from __future__ import annotations
 
@@ -161,10 +161,10 @@ def ring_in_loops(x, axis):
 
 
 ATTEMPTS = {
-    "block_specs": {"starter": "w_out by its rows",
-                    "wrong": {specs_swapped: "w_out by its rows",
-                              specs_both_columns: "w_out by its rows",
-                              specs_only_w_in: "w_out by its rows",
+    "block_specs": {"starter": "part of w_out that reads",
+                    "wrong": {specs_swapped: "part of w_out that reads",
+                              specs_both_columns: "part of w_out that reads",
+                              specs_only_w_in: "part of w_out that reads",
                               specs_axis_names_only: "one spec per weight"},
                     "right": [specs_short_form, specs_tuple_axis,
                               specs_plain_tuples]},

@@ -1,6 +1,6 @@
 """Chapter 1 (Measuring): attempts at its exercises as learners
 would write them, wrong and right, with the hint each wrong one should
-get (`ATTEMPTS`, gathered by tests/unit/test_exercise_attempts.py)."""
+get (`ATTEMPTS`, gathered in `helpers.workbook.ch08_workshop.attempts`)."""
 
 from __future__ import annotations
 
@@ -105,10 +105,10 @@ def bound_worded(flops, n_bytes, flop_rate, bandwidth):
 
 
 ATTEMPTS = {
-    "time_call": {"starter": "block_until_ready",
+    "time_call": {"starter": "wait until the result is ready",
                   "wrong": {timer_with_compile: "Leave the first",
                             timer_total: "divided by n",
-                            timer_nan: "block_until_ready"},
+                            timer_nan: "wait until the result is ready"},
                   "right": [timer_timeit, timer_throughput]},
     "matmul_floor": {"starter": "Count every byte",
                      "wrong": {floor_no_output: "Count every byte",

@@ -1,6 +1,6 @@
 """Chapter 6 (XLA flags): attempts at its exercises as learners
 would write them, wrong and right, with the hint each wrong one should
-get (`ATTEMPTS`, gathered by tests/unit/test_exercise_attempts.py)."""
+get (`ATTEMPTS`, gathered in `helpers.workbook.ch08_workshop.attempts`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Chapter 3 (Kernel launches): attempts at its exercises as learners
 would write them, wrong and right, with the hint each wrong one should
-get (`ATTEMPTS`, gathered by tests/unit/test_exercise_attempts.py)."""
+get (`ATTEMPTS`, gathered in `helpers.workbook.ch08_workshop.attempts`)."""
 
 from __future__ import annotations
 
@@ -180,8 +180,9 @@ ATTEMPTS = {
                               filter_shift_backwards: "element by element",
                               filter_no_tanh: "element by element"},
                     "right": [filter_where, filter_one_hot]},
-    "make_loop": {"starter": "static_argnums=2",
-                  "wrong": {make_loop_traced_lambda: "static_argnums=2",
+    "make_loop": {"starter": "take an argument as static",
+                  "wrong": {make_loop_traced_lambda:
+                            "take an argument as static",
                             make_loop_not_jitted: "must return a jitted",
                             make_loop_changed_body: "Keep the loop body"},
                   "right": [make_loop_by_name, make_loop_wrapped]},

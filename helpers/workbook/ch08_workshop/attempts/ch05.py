@@ -1,6 +1,6 @@
 """Chapter 5 (Transformations): attempts at its exercises as learners
 would write them, wrong and right, with the hint each wrong one should
-get (`ATTEMPTS`, gathered by tests/unit/test_exercise_attempts.py)."""
+get (`ATTEMPTS`, gathered in `helpers.workbook.ch08_workshop.attempts`)."""
 
 from __future__ import annotations
 
@@ -94,8 +94,9 @@ ATTEMPTS = {
                                 mean_of_first_int: "mask the entries"},
                       "right": [mean_of_first_weights,
                                 mean_of_first_cumsum]},
-    "make_step": {"starter": "donate_argnums=0",
-                  "wrong": {make_step_donates_x: "donate_argnums=0",
+    "make_step": {"starter": "which one holds the parameters",
+                  "wrong": {make_step_donates_x:
+                            "which one holds the parameters",
                             make_step_not_jitted: "jax.jit-ed function",
                             make_step_wrong_rate: "Keep sgd_step as it is"},
                   "right": [make_step_by_name, make_step_wrapped]},

@@ -1,1 +1,0 @@
-"""Learners' attempts at each chapter's exercises, one module per chapter."""
