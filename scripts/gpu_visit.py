@@ -55,7 +55,7 @@ CHAPTERS = ROOT / "chapters"
 PRIORITY = ("01_measuring", "02_fusion", "03_launches", "04_profiling",
             "05_transformations", "06_xla_flags", "07_multi_gpu",
             "10_field_guide", "00_how_to_use", "08_workshop",
-            "09_reproducibility")
+            "11_facilitators", "09_reproducibility")
 # What one chapter, and the whole book, may take on the reference GPU:
 # the book and the GPU tests in one command of under ten minutes.
 CHAPTER_BUDGET_S = 90

@@ -18,7 +18,7 @@ from helpers.measuring import machine
 pytestmark = pytest.mark.slow
 
 CHAPTERS = os.path.join(machine.repo_root(), "chapters")
-READS_THE_BOOK = ("08_workshop", "09_reproducibility")
+READS_THE_BOOK = ("08_workshop", "09_reproducibility", "11_facilitators")
 
 
 @pytest.mark.parametrize("name", READS_THE_BOOK)
