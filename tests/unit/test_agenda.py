@@ -91,6 +91,16 @@ def test_a_chapter_a_gpu_ran_is_timed_by_that_run(tmp_path):
     assert times.loc["01_a", "run on"] == "H100"
     assert times.loc["02_b", "run min"] == pytest.approx(30.5 / 60)
     assert times.loc["02_b", "run on"] == "here"
+    # beside the GPU's run, this machine's; the block counts the slower
+    assert times.loc["01_a", "here min"] == pytest.approx(30.5 / 60)
+    fixed = times.loc["01_a", ["read min", "exercise min", "room min"]]
+    assert times.loc["01_a", "block min"] == pytest.approx(fixed.sum() + 2)
+    slow_here = agenda.chapter_times(
+        tmp_path, (_exercise("01_a", "core"),),
+        gpu_seconds={"01_a": (10.0, "NVIDIA H100 80GB HBM3")}).iloc[0]
+    assert slow_here["block min"] == pytest.approx(
+        slow_here[["read min", "exercise min", "room min"]].sum()
+        + 30.5 / 60)
 
 
 def test_agenda_fits_the_session_and_sends_the_rest_home():
@@ -156,15 +166,18 @@ def test_the_page_table_heads_minutes_in_words():
     times = pd.DataFrame({"chapter": ["01_a"], "title": ["A"],
                           "words": [10], "read min": [1.0],
                           "run min": [2.0], "run on": ["H100"],
+                          "here min": [0.6],
                           "exercise min": [10.0], "block min": [13.0]})
     closing = {"chapter": "check your own code", "read min": 2.0,
-               "run min": 0.1, "exercise min": 15.0, "block min": 17.1}
+               "run min": 0.1, "here min": 0.1, "exercise min": 15.0,
+               "block min": 17.1}
     shown = agenda.for_page(times, closing)
     assert list(shown.index) == ["A", "check your own code"]
-    assert list(shown.columns) == ["reading", "running", "exercise",
-                                   "block"]
-    assert list(shown["running"]) == ["2 on H100", "<1"]
-    assert list(shown["block"]) == ["13", "17"]
+    assert list(shown.columns) == ["read", "run", "here", "exercise",
+                                   "total"]
+    assert list(shown["run"]) == ["2 on H100", "<1"]
+    assert list(shown["here"]) == ["1", "<1"]
+    assert list(shown["total"]) == ["13", "17"]
 
 
 def test_a_day_has_lunch_and_breaks_and_the_plans_read_before():

@@ -12,7 +12,10 @@ its exercises, and to talk them over:
   it (`gpu_run_seconds`, from the visit log kept with the recordings),
   since a workshop runs on GPUs at the reference sizes; for a chapter no
   visit has run, the seconds its cells took when last executed here, from
-  the timestamps Jupyter stores with each cell;
+  the timestamps Jupyter stores with each cell. Beside it, the seconds of
+  that last execution here, at the sizes a machine without a GPU runs
+  (a laptop's case); a block counts the slower of the two, so a room of
+  laptops and GPUs fits;
 * exercises: the facilitator's allowance per exercise by level (a choice,
   not a measurement; `ALLOWANCE_MIN`), plus the seconds the checks took in
   the kit's pre-flight;
@@ -186,23 +189,27 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
         mine = [e for e in exercises if e.chapter == chapter]
         doing = sum(ALLOWANCE_MIN[e.level] for e in mine) + check_seconds.get(
             chapter, 0.0) / 60
+        here = run_seconds(notebook) or 0.0
         rows.append({"chapter": chapter, "title": title(notebook),
                      "words": words,
                      "read min": words / READING_WPM,
                      "run min": (ran or 0.0) / 60,
                      "run on": _short_gpu(where),
+                     "here min": here / 60,
                      "exercise min": doing,
                      "room min": float(RUNTIME_MIN + TALK_MIN)})
     table = pd.DataFrame(rows)
-    table["block min"] = table[["read min", "run min", "exercise min",
-                                "room min"]].sum(axis=1)
+    slower_run = table[["run min", "here min"]].max(axis=1)
+    table["block min"] = (table[["read min", "exercise min", "room min"]]
+                          .sum(axis=1) + slower_run)
     return table
 
 
 # The block table's minute columns as the page heads them (its caption
 # says they are minutes), narrow enough for the text width.
-PAGE_HEADERS = {"read min": "reading", "run min": "running",
-                "exercise min": "exercise", "block min": "block"}
+PAGE_HEADERS = {"read min": "read", "run min": "run",
+                "here min": "here", "exercise min": "exercise",
+                "block min": "total"}
 
 
 def for_page(times: pd.DataFrame, closing: dict[str, float | str]
@@ -269,6 +276,8 @@ def own_code_block(chapters: Path) -> dict[str, float | str]:
     row: dict[str, float | str] = {
         "chapter": OWN_CODE, "words": round(words),
         "read min": words / READING_WPM, "run min": ran / 60,
+        # timed here, on the machine that executed the page
+        "here min": ran / 60,
         "exercise min": float(OWN_CODE_MIN), "room min": float(TALK_MIN)}
     row["block min"] = sum(float(row[k]) for k in (
         "read min", "run min", "exercise min", "room min"))
