@@ -3,12 +3,12 @@ measured, from the reference GPU's recording and the fused kernel's own
 operations.
 
 The budget: one chain meets its goal when a step of the fused kernel takes
-no longer than a step of the CPU's jitted scan. The estimate: a step is a
-chain of dependent floating-point operations, and the fastest a dependent
-step can be inside one kernel is the recorded loop whose step is a single
-multiply-add. If each operation of the step waits about that long, the
-step takes their number times it. The chapter's page checks the verdict
-against the measurement (`helpers.workbook.ch03_launches.verdicts.
+at most `ONE_CHAIN_GOAL` of a step of the CPU's jitted scan. The estimate:
+a step is a chain of dependent floating-point operations, and the fastest
+a dependent step can be inside one kernel is the recorded loop whose step
+is a single multiply-add. If each operation of the step waits about that
+long, the step takes their number times it. The chapter's page checks
+the verdict against the measurement (`helpers.workbook.ch03_launches.verdicts.
 chain_numbers`).
 """
 
@@ -23,6 +23,9 @@ from helpers.page import arithmetic, prose
 from helpers.pallas.triton import ir
 
 CPU_LOOP = "cpu scan, softplus hoisted"
+# The one-chain goal: the fused kernel in at most this share of the CPU's
+# time (the device-limit issue's 0.8; the goals table judges it too).
+ONE_CHAIN_GOAL = 0.8
 # A prediction held when the measurement over it is within this range.
 HELD = (0.8, 1.25)
 
@@ -35,19 +38,16 @@ class OneChainPrediction:
     floor: arithmetic.Worked
     estimate: arithmetic.Worked
 
-    def markdown(self) -> str:
-        """The three worked lines and what they predict."""
-        within = self.estimate.value <= self.budget.value
-        ratio = self.estimate.value / self.budget.value
-        verdict = (f"the estimate is {ratio:.2g} times the budget, so one "
-                   "chain should " + ("meet" if within else "miss")
-                   + " its goal")
-        if 0.5 < ratio < 2:
-            verdict += (", narrowly: close enough that only the measurement "
-                        "can decide")
-        return "\n\n".join([self.budget.markdown(), self.floor.markdown(),
-                            self.estimate.markdown(),
-                            f"On these numbers {verdict}."])
+    @property
+    def ratio(self) -> float:
+        """The estimate over the budget: above 1, a predicted miss."""
+        return self.estimate.value / self.budget.value
+
+    def worked_lines(self) -> str:
+        """The budget, the floor and the estimate, each worked out, as
+        Markdown; the page says what they predict."""
+        return "\n\n".join(w.markdown() for w in (
+            self.budget, self.floor, self.estimate))
 
 
 def float_operations(operations: pd.Series) -> int:
@@ -87,7 +87,8 @@ def one_chain(data: dict[str, Any], float_ops: int
         return None
     q = arithmetic.quantity
     budget = arithmetic.worked(
-        r"t_\text{budget}", "cpu / steps", unit="ns", per_unit=1e-9,
+        r"t_\text{budget}", "goal * cpu / steps", unit="ns", per_unit=1e-9,
+        goal=q("g", ONE_CHAIN_GOAL),
         cpu=q(r"T_\text{CPU}", cpu_s, "ms", 1e-3),
         steps=q("N", data["steps"]))
     estimate = arithmetic.worked(
