@@ -130,10 +130,10 @@ def test_the_own_code_block_reads_one_guide_section_and_the_box(tmp_path):
     words = agenda.reading_words(guide)
     assert block["words"] == round(words / 2)  # two sections
     assert block["run min"] == pytest.approx(6 / 60)  # the box cell only
-    assert block["exercise min"] == agenda.OWN_CODE_MIN
+    assert block["exercise min"] == agenda.OWN_CODE_MIN + agenda.QUIZ_MIN
     assert block["block min"] == pytest.approx(
         words / 2 / agenda.READING_WPM + 0.1 + agenda.OWN_CODE_MIN
-        + agenda.TALK_MIN)
+        + agenda.QUIZ_MIN + agenda.TALK_MIN)
     (tmp_path / "08_workshop.ipynb").unlink()
     with pytest.raises(FileNotFoundError, match="08_workshop.ipynb"):
         agenda.own_code_block(tmp_path)

@@ -79,3 +79,15 @@ def test_the_quiz_says_what_form_its_answers_take():
         exit_quiz.check(["b", "a"])
     assert "is not one of a, b, c" in exit_quiz.check(
         {1: "d"}).outcomes[0].detail
+
+
+def test_a_session_asks_only_the_questions_on_its_blocks():
+    report = exit_quiz.check({1: "b", 2: "a", 3: "b", 4: "a"},
+                             chapters=(1, 2, 3))
+    assert [o.criterion for o in report.outcomes] == [
+        "question 1", "question 2", "question 3", "question 4"]
+    assert report.passed
+    assert "5. " not in exit_quiz.show(chapters=(1, 2, 3)).data
+    with pytest.raises(ValueError, match=r"chapters \[1, 2, 3, 4, 5, 6, "
+                       r"7\]; got \[9\]"):
+        exit_quiz.check({}, chapters=(9,))

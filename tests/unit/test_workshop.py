@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import jax.numpy as jnp
+import pandas as pd
 import pytest
 
 from helpers.workbook.ch00_how_to_use import exercises as ch0
@@ -307,6 +308,21 @@ def test_the_room_gathers_each_participants_export(tmp_path):
     numbers = [c for c in table.columns if c != "passed"]
     assert numbers == sorted(numbers, key=lambda n: tuple(
         map(int, n.split("."))))
+
+
+def test_the_room_gathers_the_exit_quiz_score_last(tmp_path):
+    from helpers.workbook.ch08_workshop import exit_quiz, room
+
+    board = workshop.progress({"rms": ch0.solution})
+    quiz = exit_quiz.check({1: "b", 2: "a", 3: "c", 4: "a"},
+                           chapters=(1, 2, 3))
+    room.export(board, "Ada", tmp_path, quiz=quiz)
+    room.export(board, "Bo", tmp_path)  # no quiz handed in
+    table = room.gather(tmp_path)
+    assert list(table.columns)[-2:] == ["Exit quiz", "passed"]
+    assert table.loc["Ada", "Exit quiz"] == "3 of 4"
+    assert pd.isna(table.loc["Bo", "Exit quiz"])
+    assert table.loc["Ada", "passed"] == 1  # the quiz is not an exercise
 
 
 def test_the_room_says_what_to_do_with_a_bad_folder_or_name(tmp_path):

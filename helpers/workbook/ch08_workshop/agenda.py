@@ -59,7 +59,10 @@ SESSIONS = {"90 minutes": 90, "three hours": 180, "a full day": 420}
 # Minutes a pair is given to paste a function of their own into the
 # examine box, read the section it points to and try the fix (a choice).
 OWN_CODE_MIN = 15
-OWN_CODE = "check your own code"
+# Minutes for the exit quiz at the end (its questions on the blocks the
+# session covered), and gathering its answers (a choice).
+QUIZ_MIN = 8
+OWN_CODE = "own code, exit quiz"
 
 
 _HIDDEN = {"remove-cell", "remove-input", "hide-input"}
@@ -259,7 +262,7 @@ def own_code_block(chapters: Path) -> dict[str, float | str]:
     """The closing activity, timed like a chapter block: reading one
     section of the field guide (its words over its ``##`` sections), the
     seconds the workshop's examine box took to run when last executed, and
-    `OWN_CODE_MIN` to try a fix.
+    `OWN_CODE_MIN` to try a fix, then `QUIZ_MIN` for the exit quiz.
 
     Args:
         chapters: the folder of executed ``.ipynb`` chapters, with
@@ -278,7 +281,8 @@ def own_code_block(chapters: Path) -> dict[str, float | str]:
         "read min": words / READING_WPM, "run min": ran / 60,
         # timed here, on the machine that executed the page
         "here min": ran / 60,
-        "exercise min": float(OWN_CODE_MIN), "room min": float(TALK_MIN)}
+        "exercise min": float(OWN_CODE_MIN + QUIZ_MIN),
+        "room min": float(TALK_MIN)}
     row["block min"] = sum(float(row[k]) for k in (
         "read min", "run min", "exercise min", "room min"))
     return row

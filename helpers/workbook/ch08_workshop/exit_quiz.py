@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from IPython.display import Markdown
@@ -32,6 +32,11 @@ class Question:
     choices: tuple[str, ...]
     answer: str
     section: str
+
+    @property
+    def chapter(self) -> int:
+        """The chapter that teaches it: 2 for section ``'2.3 ...'``."""
+        return int(self.section.split(".")[0])
 
     @property
     def letters(self) -> tuple[str, ...]:
@@ -88,10 +93,23 @@ QUESTIONS = (
 )
 
 
-def show() -> Markdown:
-    """The questions as a numbered Markdown list, choices lettered."""
+def _asked(chapters: Sequence[int] | None) -> list[tuple[int, Question]]:
+    """The questions on ``chapters`` (all when None), with their numbers,
+    which stay those of the whole quiz."""
+    taught = {q.chapter for q in QUESTIONS}
+    if chapters is not None and not set(chapters) <= taught:
+        raise ValueError(f"the quiz has questions on chapters "
+                         f"{sorted(taught)}; got {list(chapters)}")
+    return [(number, q) for number, q in enumerate(QUESTIONS, 1)
+            if chapters is None or q.chapter in chapters]
+
+
+def show(chapters: Sequence[int] | None = None) -> Markdown:
+    """The questions as a numbered Markdown list, choices lettered: all,
+    or those on ``chapters`` (the blocks a session covered, e.g.
+    ``(1, 2, 3)``)."""
     lines = []
-    for number, question in enumerate(QUESTIONS, 1):
+    for number, question in _asked(chapters):
         lines.append(f"{number}. {question.text}")
         lines += [f"   - ({letter}) {choice}" for letter, choice
                   in zip(question.letters, question.choices)]
@@ -113,9 +131,11 @@ def _grade(number: int, question: Question, given: Any) -> Outcome:
     return Outcome(name, "pass", f"({letter})")
 
 
-def check(answers: Mapping[int, Any]) -> Report:
+def check(answers: Mapping[int, Any],
+          chapters: Sequence[int] | None = None) -> Report:
     """Grade ``answers``, a dict of question number to letter (``'b'``,
-    ``'B'`` and ``'(b)'`` all read as b); one outcome per question.
+    ``'B'`` and ``'(b)'`` all read as b); one outcome per question asked:
+    all, or those on ``chapters``, as `show` lists them.
 
     Raises:
         TypeError: ``answers`` is not a dict; the message shows the form.
@@ -125,7 +145,7 @@ def check(answers: Mapping[int, Any]) -> Report:
                         "letter, e.g. {1: 'b', 2: 'a'}; got "
                         f"{describe(answers)}")
     outcomes = tuple(_grade(number, question, answers.get(number))
-                     for number, question in enumerate(QUESTIONS, 1))
+                     for number, question in _asked(chapters))
     return Report("Exit quiz", outcomes)
 
 

@@ -4,7 +4,7 @@ Each participant writes their dashboard (`workshop.progress`) to a file
 of their own in a folder the facilitator shares, a shared Google Drive
 folder on Colab or a network folder in a room of laptops (`export`). The
 facilitator reads every file there into one table, a participant a row
-and an exercise a column (`gather`).
+and an exercise a column, with each exit quiz's score (`gather`).
 """
 
 from __future__ import annotations
@@ -14,16 +14,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from helpers.grading.report import Report
+
 PREFIX = "progress-"  # each participant's file: progress-<name>.csv
+QUIZ = "Exit quiz"  # the quiz's row in a participant's file
 # A status in the room's table, short enough for a column a exercise.
 SHORT = {"passed": "✓", "passed where graded": "✓ (CPU)", "not yet": "…",
          "not graded here": "?", "not attempted": ""}
 
 
-def export(board: pd.DataFrame, participant: str, folder: str | Path
-           ) -> Path:
+def export(board: pd.DataFrame, participant: str, folder: str | Path,
+           quiz: Report | None = None) -> Path:
     """Write a `workshop.progress` board to ``folder`` as the file of
     ``participant`` (overwritten by their next export); returns its path.
+    With ``quiz``, the exit quiz's report (`exit_quiz.check`), its score
+    goes too, as the row ``Exit quiz``: ``'3 of 4'``.
 
     Raises:
         ValueError: the name has no letter or digit to name a file by.
@@ -42,7 +47,12 @@ def export(board: pd.DataFrame, participant: str, folder: str | Path
             "first (from google.colab import drive; "
             "drive.mount('/content/drive'))")
     path = folder / f"{PREFIX}{slug}.csv"
-    board.assign(participant=participant)[
+    rows = board[["exercise", "status"]]
+    if quiz is not None:
+        right = sum(o.status == "pass" for o in quiz.outcomes)
+        rows = pd.concat([rows, pd.DataFrame([{
+            "exercise": QUIZ, "status": f"{right} of {len(quiz.outcomes)}"}])])
+    rows.assign(participant=participant)[
         ["participant", "exercise", "status"]].to_csv(path, index=False)
     return path
 
@@ -62,11 +72,13 @@ def gather(folder: str | Path) -> pd.DataFrame:
             "with room.export(board, 'their name', folder)")
     boards = pd.concat([pd.read_csv(f, keep_default_na=False)
                         for f in files])
+    # an exercise by its number; the quiz's row keeps its name, last
     boards["exercise"] = boards["exercise"].str.extract(
-        r"Exercise ([\d.]+)", expand=False)
+        r"Exercise ([\d.]+)", expand=False).fillna(boards["exercise"])
     table = boards.pivot(index="participant", columns="exercise",
                          values="status")
-    table = table[sorted(table.columns,
-                         key=lambda n: tuple(map(int, n.split("."))))]
+    numbered = [n for n in table.columns if n != QUIZ]
+    table = table[sorted(numbered, key=lambda n: tuple(map(int, n.split("."))))
+                  + [n for n in table.columns if n == QUIZ]]
     passed = table.isin(["passed", "passed where graded"]).sum(axis=1)
     return table.replace(SHORT).assign(passed=passed)
