@@ -139,7 +139,7 @@ ATTEMPTS = {
     "significant": {"starter": "0.05 / 9",
                     "wrong": {significant_bonferroni: "relaxes as it goes",
                               significant_holm_without_stopping:
-                                  "stop at the first failure",
+                                  "stops at the first failure",
                               significant_halved: "0.05 / 9"},
                     "right": [significant_array, significant_while]},
     "scope_totals": {"starter": "do not average",
