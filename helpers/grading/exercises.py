@@ -85,7 +85,8 @@ class Exercise:
         level: ``'warm-up'``, ``'core'`` or ``'stretch'``.
         reread: the section that teaches what the exercise asks, numbered
             and titled as the book shows it (``'2.3 Reading the
-            compiler's decision'``): the last rung of the hint ladder.
+            compiler's decision'``; the title alone on the unnumbered
+            how-to page): the last rung of the hint ladder.
 
     Example:
         >>> ex = Exercise("Double it", [matches_reference(
@@ -144,9 +145,13 @@ class Exercise:
     def hint_ladder(self) -> tuple[str, ...]:
         """The hints, mildest first, ending with the section to read
         again when the book places the exercise."""
-        last = (f"Read section {self.reread} again." if self.reread
-                else "")
-        return tuple(self.hints) + ((last,) if last else ())
+        if not self.reread:
+            return tuple(self.hints)
+        # the how-to page's sections have no numbers: named by title
+        numbered = self.reread.split(" ", 1)[0].replace(".", "").isdigit()
+        last = (f"Read section {self.reread} again." if numbered
+                else f"Read the section \"{self.reread}\" again.")
+        return tuple(self.hints) + (last,)
 
     def show_solution(self) -> "Solution":
         """The reference solution and its check, folded: in Jupyter,

@@ -91,3 +91,13 @@ def test_a_session_asks_only_the_questions_on_its_blocks():
     with pytest.raises(ValueError, match=r"chapters \[1, 2, 3, 4, 5, 6, "
                        r"7\]; got \[9\]"):
         exit_quiz.check({}, chapters=(9,))
+
+
+def test_a_checks_words_keep_their_flags_as_code():
+    # the page's typography turns a bare "--" into a dash
+    said = kit._as_text("Pass it without the leading '--': "
+                        "'--xla_cpu_flag' and xla_cpu_other")
+    assert said == ("Pass it without the leading '`--`': "
+                    "'`--xla_cpu_flag`' and `xla_cpu_other`.")
+    assert kit._as_text("one-sided, 2 (p - 1), 2 * b") == \
+        "one-sided, 2 (p - 1), 2 \\* b."

@@ -42,6 +42,6 @@ root_mean_square = Exercise(
               _CASES[-1], hint="Average the squares with one jnp.mean; "
                                "no Python loop over elements.")],
     hints=["The name says the order: the root of the mean of the squares."],
-    reread="0.6 Try the checker",
+    reread="Try the checker",
     chapter="00_how_to_use", answer="rms", level="warm-up",
     starter=starter, solution=solution)

@@ -12,6 +12,7 @@ from what participants see.
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,11 @@ def common_mistakes(chapter: str) -> pd.DataFrame:
     rows = []
     for exercise in exercises_of(chapter):
         for attempt, meant in ATTEMPTS[exercise.answer]["wrong"].items():
-            report = exercise.check(attempt)
+            with warnings.catch_warnings():
+                # a mistake's own warnings (JAX's on a donation it could
+                # not use) are the participant's, not the table's
+                warnings.simplefilter("ignore")
+                report = exercise.check(attempt)
             failed = next(o for o in report.outcomes if o.status == "fail")
             hints = report.failed_hints()
             rows.append({"exercise": exercise.number,
@@ -91,10 +96,16 @@ def _first_line(text: str) -> str:
     return re.split(r"\n", text, maxsplit=1)[0]
 
 
+# A flag or option as a check prints it, '--xla_...' or 'xla_...=...':
+# set as code, so the page's typography leaves its dashes alone.
+FLAG = re.compile(r"(?<!\w)--?[A-Za-z_][\w.=-]*|(?<!\w)--(?!\w)|\bxla_\w+")
+
+
 def _as_text(words: str) -> str:
     """``words`` as one Markdown sentence: its asterisks escaped (a
-    product in a detail is not emphasis), ending in a full stop."""
-    escaped = words.replace("*", "\\*")
+    product in a detail is not emphasis), its flags set as code (their
+    ``--`` is not a dash), ending in a full stop."""
+    escaped = FLAG.sub(lambda m: f"`{m.group(0)}`", words.replace("*", "\\*"))
     return escaped if escaped.endswith((".", "?", "!")) else escaped + "."
 
 
