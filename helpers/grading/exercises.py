@@ -47,7 +47,7 @@ from helpers.grading.report import Outcome, Report, learner_error, not_graded
 __all__ = ["Exercise", "Solution", "Outcome", "Report", "learner_error",
            "not_graded", "matches_reference", "hlo_fact", "jaxpr_fact",
            "time_below", "faster_than", "as_fast_as", "described",
-           "description_of", "computes_nothing", "LEVELS"]
+           "description_of", "computes_nothing", "reread_hint", "LEVELS"]
 
 Level = Literal["warm-up", "core", "stretch"]
 LEVELS: tuple[Level, ...] = get_args(Level)
@@ -66,6 +66,21 @@ def _grade(criterion: Criterion, fn: Callable[..., Any]) -> Outcome:
         return Outcome(name, "fail", "could not grade what your function "
                        f"returned: {type(err).__name__}: {first_line}",
                        error="".join(traceback.format_exception(err)))
+
+
+def reread_hint(section: str) -> str:
+    """The last rung of a hint ladder: the section to read again, by its
+    number and title, or by its title alone on the unnumbered how-to page.
+
+    Example:
+        >>> reread_hint("2.3 Reading the compiler's decision")
+        "Read section 2.3 Reading the compiler's decision again."
+        >>> reread_hint("Try the checker")
+        'Read the section "Try the checker" again.'
+    """
+    numbered = section.split(" ", 1)[0].replace(".", "").isdigit()
+    return (f"Read section {section} again." if numbered
+            else f"Read the section \"{section}\" again.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,11 +162,7 @@ class Exercise:
         again when the book places the exercise."""
         if not self.reread:
             return tuple(self.hints)
-        # the how-to page's sections have no numbers: named by title
-        numbered = self.reread.split(" ", 1)[0].replace(".", "").isdigit()
-        last = (f"Read section {self.reread} again." if numbered
-                else f"Read the section \"{self.reread}\" again.")
-        return tuple(self.hints) + (last,)
+        return tuple(self.hints) + (reread_hint(self.reread),)
 
     def show_solution(self) -> "Solution":
         """The reference solution and its check, folded: in Jupyter,

@@ -61,3 +61,9 @@ def test_the_workshop_extra_brings_jupyterlab_and_the_kit_checks_it():
     installed = " ".join(project["dependencies"] + extra)
     for pip_name in ready.CHAPTER_PACKAGES.values():
         assert pip_name in installed, pip_name
+
+
+def test_the_kit_checks_the_python_the_package_requires():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    needed = ".".join(map(str, ready.PYTHON_MINIMUM))
+    assert project["requires-python"] == f">={needed}"

@@ -20,6 +20,7 @@ from typing import Any
 from IPython.display import Markdown
 
 from helpers.grading.answer_forms import WrongAnswer, as_choice, describe
+from helpers.grading.exercises import reread_hint
 from helpers.grading.report import Outcome, Report
 
 
@@ -118,7 +119,7 @@ def show(chapters: Sequence[int] | None = None) -> Markdown:
 
 def _grade(number: int, question: Question, given: Any) -> Outcome:
     name = f"question {number}"
-    reread = f"Read section {question.section} again."
+    reread = reread_hint(question.section)
     if given is None or given == "":
         return Outcome(name, "fail", "not answered", reread)
     try:

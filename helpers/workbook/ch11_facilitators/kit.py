@@ -86,14 +86,10 @@ def common_mistakes(chapter: str) -> pd.DataFrame:
             rows.append({"exercise": exercise.number,
                          "mistake": _in_words(attempt, exercise.answer),
                          "the check says": f"{failed.criterion}: "
-                                           f"{_first_line(failed.detail)}",
+                                           + failed.detail.partition("\n")[0],
                          "the hint for it": next(
                              (h for h in hints if meant in h), hints[0])})
     return pd.DataFrame(rows)
-
-
-def _first_line(text: str) -> str:
-    return re.split(r"\n", text, maxsplit=1)[0]
 
 
 # A flag or option as a check prints it, '--xla_...' or 'xla_...=...':
@@ -117,7 +113,8 @@ def answer_key(chapter: str) -> list[Solution]:
 
 def show_block(chapter: str) -> None:
     """Display a block's guide: the chapter's goal in its own words, the
-    common mistakes table, and the answer key (each solution folded)."""
+    common mistakes as a list, and the answer key (each solution
+    folded)."""
     from IPython.display import Markdown, display
 
     summary = goal(chapter)
