@@ -57,3 +57,24 @@ def check(result: Any, claim: str, holds: bool | Callable[[], bool]
         raise ClaimContradicted(
             f"the page says {claim!r}, and the recording ({names}) no "
             "longer supports it: rewrite the sentence.")
+
+
+def check_here(claim: str, holds: bool) -> None:
+    """Fail the page's build when the sentence ``claim`` does not hold on
+    data every machine reads alike: a recording made without a GPU (what
+    XLA:GPU compiled for one, here), or a datasheet. Unlike `check`, it
+    is checked on every build.
+
+    Raises:
+        ClaimContradicted: the data contradict the claim.
+
+    Example:
+        >>> check_here("2 < 3", 2 < 3)
+    """
+    if not isinstance(claim, str) or not claim:
+        raise ValueError("check_here needs the claim in words, as the page "
+                         "states it.")
+    if not holds:
+        raise ClaimContradicted(
+            f"the page says {claim!r}, and its data no longer support it: "
+            "rewrite the sentence.")

@@ -298,6 +298,14 @@ def compile_for_gpu(fn: Callable[..., Any], *args: Any,
     sharding are placed on the first device. Shard them over `devices`
     yourself for more than one GPU.
     """
+    lowered = lower_for_gpu(fn, *args)
+    return lowered.compile(compiler_options=compiler_options or {})
+
+
+def lower_for_gpu(fn: Callable[..., Any], *args: Any) -> Any:
+    """``jax.jit(fn)`` lowered for one GPU of `devices`, as
+    `compile_for_gpu` takes its arguments (child process only): its
+    ``cost_analysis()`` counts the program's FLOPs."""
     import jax
     from jax.sharding import SingleDeviceSharding
     one = SingleDeviceSharding(devices(1)[0])
@@ -312,8 +320,7 @@ def compile_for_gpu(fn: Callable[..., Any], *args: Any,
              if isinstance(x, jax.ShapeDtypeStruct) and x.sharding is not None]
     specs = jax.tree.map(spec, args)
     with contextlib.nullcontext() if given else _as_the_target():
-        lowered = jax.jit(fn).trace(*specs).lower()
-    return lowered.compile(compiler_options=compiler_options or {})
+        return jax.jit(fn).trace(*specs).lower()
 
 
 def _as_the_target() -> Any:

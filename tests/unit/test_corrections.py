@@ -148,7 +148,7 @@ def test_bf16_is_timed_with_its_inputs_made_beforehand():
     a = jnp.ones((8, 8))
     inputs = steps._inputs(steps.BF16_INPUTS, a, a)
     assert all(x.dtype == jnp.bfloat16 for x in inputs)
-    jaxpr = jax.make_jaxpr(lambda a, b: steps._matmul(
+    jaxpr = jax.make_jaxpr(lambda a, b: steps.matmul_at(
         steps.BF16_INPUTS, a, b))(*inputs)
     # no cast in the timed call: one product, returned in float32
     assert [e.primitive.name for e in jaxpr.eqns] == ["dot_general"]

@@ -205,7 +205,15 @@ PRECISIONS = (HIGHEST, DEFAULT, BF16_CAST, BF16_INPUTS,
               *(f"algorithm {name}" for name in ALGORITHMS))
 
 
-def _matmul(kind: str, a: jax.Array, b: jax.Array) -> jax.Array:
+# How a backend refuses an algorithm it does not run: a ValueError on the
+# CPU ("not supported by dot_general on CPU"), XLA:GPU's runtime error on
+# a T4 ("UNIMPLEMENTED: Unsupported algorithm on the current device(s)").
+UNSUPPORTED = (ValueError, jax.errors.JaxRuntimeError)
+
+
+def matmul_at(kind: str, a: jax.Array, b: jax.Array) -> jax.Array:
+    """``a @ b`` at the precision ``kind`` names (one of
+    `PRECISIONS`)."""
     if kind == BF16_CAST:
         return (a.astype(jnp.bfloat16) @ b.astype(jnp.bfloat16)).astype(
             jnp.float32)
@@ -252,9 +260,9 @@ def precision_table(sizes: tuple[int, ...]) -> pd.DataFrame:
         for kind in PRECISIONS:
             inputs = _inputs(kind, a, b)
             try:
-                program = jax.jit(lambda a, b, kind=kind: _matmul(
+                program = jax.jit(lambda a, b, kind=kind: matmul_at(
                     kind, a, b)).lower(*inputs).compile()
-            except ValueError:  # "not supported by dot_general on CPU"
+            except UNSUPPORTED:
                 continue
             got = np.asarray(program(*inputs))[:kept].astype(np.float64)
             cases[f"{kind}, n={n}"] = (program, [inputs])
