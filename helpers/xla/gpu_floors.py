@@ -118,6 +118,17 @@ def _flops(program: Program, wide: bool) -> float:
     return float((lowered.cost_analysis() or {}).get("flops", 0.0))
 
 
+def target_memory(share: float = 0.75) -> int | None:
+    """The bytes JAX takes by default (``share`` of them) on the GPU a
+    `crosscompile` child compiles for, for a workload that sizes its
+    arrays by memory as its chapter does on that GPU; None outside such a
+    child."""
+    from helpers.xla import crosscompile
+    if not crosscompile.compiling_for_gpu():
+        return None
+    return int(share * crosscompile.target_spec()["device_memory_size"])
+
+
 def costs_of(workload: str) -> list[dict[str, Any]]:
     """A child function: `cost` of every `Program` that ``workload``
     (``"module:function"``, a function of no arguments) returns."""

@@ -109,9 +109,8 @@ def test_the_workloads_use_the_chapters_gpu_sizes():
     assert eval(_gpu_size("02_fusion", "KS")) == ch02.KS
     text = (CHAPTERS / "03_launches.md").read_text()
     assert f"UNROLLS = {ch03.UNROLLS}" in text
-    assert "LARGE_ON_GPU = 2**28" in (CHAPTERS / "01_measuring.md"
-                                      ).read_text()
-    assert ch01.LARGE_ON_GPU == 2**28
+    assert "recording.large_elements(" in (CHAPTERS / "01_measuring.md"
+                                           ).read_text()
 
 
 def test_a_t4_refuses_dot_algorithms_as_chapter_5_expects():

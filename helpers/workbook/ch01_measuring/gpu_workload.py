@@ -10,12 +10,13 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from helpers.xla.gpu_floors import Program
+from helpers.workbook.ch01_measuring import recording
+from helpers.xla.gpu_floors import Program, target_memory
 
 # The chapter's GPU sizes (`machine.sizes(gpu=...)` in its cells; a test
 # reads them there).
 MATMUL_N = 8192
-LARGE_ON_GPU = 2**28
+LARGE_ON_GPU = recording.LARGE_ON_GPU
 CACHE_SIZES = [2**k for k in range(20, 31, 2)]  # bytes
 ROTATED_BYTES = 2**30  # the arrays rotated through, together
 MEASURE = 44  # device_time.measure's calls at its defaults
@@ -67,8 +68,9 @@ def programs() -> list[Program]:
         Program("sin(m) @ m", lambda a: jnp.sin(a) @ a, (m,), 30),
         Program("x + 1, small", lambda v: v + 1, (_f32(2**10),), 268),
         # ten calls queued back to back keep ten outputs alive
-        Program("x + 1, large", lambda v: v + 1, (_f32(LARGE_ON_GPU),), 268,
-                live_outputs=10),
+        Program("x + 1, large", lambda v: v + 1, (_f32(
+            recording.large_elements(target_memory())),), 268,
+            live_outputs=10),
         *_cache_sweep(),
         Program("2v + 1", lambda v: 2 * v + 1, (m,), MEASURE),
         Program("v.sum(1)", lambda v: v.sum(1), (m,), MEASURE),

@@ -178,3 +178,31 @@ def _over_ceiling(row: dict[str, Any], fraction: float,
                 "ceiling of its own, which a copy does not measure"), False
     return ("faster than its ceiling allows, with no known cause: check "
             "the ceiling's measurement and the counts"), True
+
+
+LARGE_ON_GPU = 2**28  # the large array's elements on a GPU (1 GiB)
+# Arrays of that size alive at once while it is timed back to back: its
+# input and ten queued outputs.
+LARGE_LIVE = 11
+
+
+def large_elements(memory_bytes: int | None, most: int = LARGE_ON_GPU
+                   ) -> int:
+    """The large float32 array's elements on a GPU with ``memory_bytes``
+    for JAX (`machine.describe`'s ``memory_bytes``): ``most``, halved
+    until `LARGE_LIVE` arrays take at most three quarters of it (the rest
+    is for the arrays earlier cells hold), so that a T4 times a smaller
+    array rather than running out of memory; ``most`` where the memory is
+    not known.
+
+    Example:
+        >>> large_elements(64 * 2**30) == LARGE_ON_GPU  # an H100
+        True
+        >>> large_elements(int(0.75 * 16 * 2**30)) == LARGE_ON_GPU // 2
+        True
+    """
+    n = most
+    while memory_bytes and n > 1 and LARGE_LIVE * 4 * n > (
+            0.75 * memory_bytes):
+        n //= 2
+    return n

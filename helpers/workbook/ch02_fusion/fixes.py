@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import pandas as pd
 
+from helpers.measuring import machine
 from helpers.workbook.ch02_fusion import exercises, reductions, row_kernel
 from helpers.xla import hlo
 
@@ -88,6 +89,30 @@ VERSIONS: dict[str, Fix] = {
     "batch-minor + layout change": batch_minor_with_layout_change,
     "Pallas row kernel": row_kernel.row_product,
 }
+
+
+def left_out(arch: tuple[int, int] | None = None) -> dict[str, str]:
+    """The versions a GPU of compute capability ``arch`` (by default
+    this machine's) cannot compile, each with one sentence on why: the
+    Pallas row kernel is a Triton kernel, which a T4 cannot run. Off a GPU
+    none: the kernel runs in Pallas's interpreter.
+
+    Example:
+        >>> list(left_out((7, 5))), left_out((9, 0))
+        (['Pallas row kernel'], {})
+    """
+    if arch is None and not machine.on_gpu():
+        return {}
+    triton = machine.capabilities(arch)["Pallas (Triton backend)"]
+    return {} if triton else {
+        "Pallas row kernel": "The Pallas row kernel is a Triton kernel, "
+                             f"which {triton.reason}: left out here."}
+
+
+def versions_here(arch: tuple[int, int] | None = None) -> dict[str, Fix]:
+    """`VERSIONS` less those `left_out` names."""
+    missing = left_out(arch)
+    return {name: fn for name, fn in VERSIONS.items() if name not in missing}
 
 
 def structure_on_gpu(k: int, dtype: str = "float32",

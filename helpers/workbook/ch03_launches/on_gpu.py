@@ -165,7 +165,8 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
             watch, weights, jax.random.split(jax.random.key(2), chains),
             steps),
         "trivial_fused_s": watch.time(trivial, jnp.ones(steps),
-                                      device_as="trivial fused"),
+                                      device_as="trivial fused",
+                                      needs=TRITON),
         # The fused kernels by the device's clock: one kernel a call, so
         # the profiler slows nothing, and the host's part is left out.
         "device_s": watch.device_s}
@@ -183,9 +184,16 @@ class _Stopwatch:
     device_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def time(self, fn: Callable[..., Any], *args: Any, on: Any = None,
-             times: int | None = None, device_as: str = "") -> float | str:
+             times: int | None = None, device_as: str = "",
+             needs: str = "") -> float | str:
         """The median wall-clock seconds of ``fn(*args)`` on device
-        ``on``, or the error that stopped this one measurement."""
+        ``on``, or the error that stopped this one measurement. A kernel
+        that ``needs`` a feature this GPU lacks (`machine.capabilities`)
+        is not timed: Pallas would run it in its interpreter, one chain's
+        steps after another's, for hours."""
+        lacking = _lacking(needs)
+        if lacking:
+            return f"skipped: {needs} {lacking}"
         args = jax.tree.map(lambda a: jax.device_put(a, on)
                             if isinstance(a, jax.Array) else a, args)
         times = times or self.repeat
@@ -203,6 +211,20 @@ class _Stopwatch:
             return f"failed: {type(err).__name__}: {err}"[:500]
 
 
+TRITON = "Pallas (Triton backend)"
+MOSAIC = "Pallas (Mosaic GPU backend)"
+
+
+def _lacking(feature: str) -> str:
+    """Why this GPU lacks ``feature`` (a `machine.capabilities` key), or
+    ``''`` where it has it, where no feature is named, and off a GPU (a
+    dry run runs every kernel in the interpreter, at small sizes)."""
+    if not feature or not machine.on_gpu():
+        return ""
+    found = machine.capabilities()[feature]
+    return "" if found else found.reason
+
+
 def _one_chain(watch: _Stopwatch, weights: Weights, key: jax.Array,
                steps: int) -> dict[str, float | str]:
     """One chain: the fused kernels (Mosaic GPU, Triton) and the thread's
@@ -214,9 +236,11 @@ def _one_chain(watch: _Stopwatch, weights: Weights, key: jax.Array,
         noise_for(k, steps, w["w_in"].dtype), backend="triton")[0])
     return {
         "gpu fused_scan": watch.time(fused, weights, key, steps,
-                                     device_as="gpu fused_scan"),
+                                     device_as="gpu fused_scan",
+                                     needs=TRITON),
         "gpu fused_scan, triton": watch.time(
-            fused_triton, weights, key, device_as="gpu fused_scan, triton"),
+            fused_triton, weights, key, device_as="gpu fused_scan, triton",
+            needs=TRITON),
         "gpu while, traced bound": watch.time(
             while_traced, weights, key, jnp.int32(steps)),
         "cpu scan, softplus hoisted": watch.time(
@@ -241,11 +265,12 @@ def _many_chains(watch: _Stopwatch, weights: Weights, keys: jax.Array,
             w, k, steps, backend=backend))
 
     return {
-        "gpu fused_scan": watch.time(chains_of(fused), weights, keys),
+        "gpu fused_scan": watch.time(chains_of(fused), weights, keys,
+                                     needs=TRITON),
         "gpu fused, 64 chains per program": watch.time(
-            side_by_side("triton"), weights, keys),
+            side_by_side("triton"), weights, keys, needs=TRITON),
         "gpu fused, one chain per thread": watch.time(
-            side_by_side("mosaic"), weights, keys),
+            side_by_side("mosaic"), weights, keys, needs=MOSAIC),
         "gpu scan, softplus hoisted": watch.time(
             chains_of(scan_hoisted), weights, keys),
         "cpu scan, softplus hoisted": watch.time(

@@ -196,9 +196,11 @@ def chain_numbers(data: dict[str, Any]) -> dict[str, Any]:
     wall = _required(data["one_chain_s"], name)
     floor = _seconds(data["device_s"], "trivial fused")
     many = data["many_chains_s"]
-    side = min(s for s in (_seconds(many, "gpu fused, 64 chains per program"),
-                           _seconds(many, "gpu fused, one chain per thread"))
-               if s is not None)
+    # the best side-by-side layout this GPU ran (a T4 runs neither)
+    side = min((s for s in (
+        _seconds(many, "gpu fused, 64 chains per program"),
+        _seconds(many, "gpu fused, one chain per thread")) if s is not None),
+        default=None)
     vmap = _seconds(many, "gpu fused_scan")
     return {"clock": clock,
             "backend": "Triton" if name.endswith("triton") else "Mosaic GPU",
@@ -207,6 +209,7 @@ def chain_numbers(data: dict[str, Any]) -> dict[str, Any]:
             "one_step_s": gpu_s / steps,
             "floor_ns": None if floor is None else floor / steps * 1e9,
             "chains": data["chains"],
-            "many_speedup": _required(many, "cpu scan, softplus hoisted")
-            / side,
-            "vmap_over_side": None if vmap is None else vmap / side}
+            "many_speedup": None if side is None else
+            _required(many, "cpu scan, softplus hoisted") / side,
+            "vmap_over_side": None if vmap is None or side is None
+            else vmap / side}

@@ -81,9 +81,38 @@ def versions(n_head: int, implementations: tuple[Implementation, ...]
             for name in implementations}
 
 
-def here() -> tuple[Implementation, ...]:
-    """The implementations this machine runs: cuDNN's only on a GPU."""
-    return IMPLEMENTATIONS if machine.on_gpu() else ("xla", "pallas")
+# What each fused kernel needs of a GPU (`machine.capabilities`'s
+# features): Pallas's flash attention is a Triton kernel, and cuDNN's
+# fused attention runs on Ampere's tensor cores and later ones.
+NEEDS = {"pallas": ("Pallas (Triton backend)", "Pallas's flash attention"),
+         "cudnn": ("bf16 tensor cores", "cuDNN's fused attention")}
+
+
+def left_out(arch: tuple[int, int] | None = None) -> dict[str, str]:
+    """The implementations this GPU (compute capability ``arch``, by
+    default this machine's) cannot run, each with one sentence on why; on
+    a CPU only cuDNN's, which needs a GPU (Pallas's kernel runs in its
+    interpreter there).
+
+    Example:
+        >>> left_out((7, 5))["cudnn"]
+        "cuDNN's fused attention needs compute capability 8.0 (Ampere) \
+or newer; this is 7.5."
+    """
+    if arch is None and not machine.on_gpu():
+        return {"cudnn": "cuDNN's fused attention needs a GPU."}
+    found = machine.capabilities(arch)
+    return {name: f"{words} {found[feature].reason}."
+            for name, (feature, words) in NEEDS.items()
+            if not found[feature]}
+
+
+def here(arch: tuple[int, int] | None = None
+         ) -> tuple[Implementation, ...]:
+    """The implementations this machine runs (or a GPU of compute
+    capability ``arch``): all three on an Ampere GPU or newer."""
+    missing = left_out(arch)
+    return tuple(name for name in IMPLEMENTATIONS if name not in missing)
 
 
 def measure(params: dict[str, jax.Array], x: jax.Array, n_head: int,
@@ -100,6 +129,9 @@ def measure(params: dict[str, jax.Array], x: jax.Array, n_head: int,
         ratio name / einsum)}}``.
     """
     calls = max(calls, 5)  # the rank test needs five calls a side
+    if machine.on_gpu():
+        for why in left_out().values():
+            print(f"Left out here: {why}")
     cases = {"einsum": (baseline, [(params, x)])}
     cases.update({name: (fn, [(params, x)])
                   for name, fn in versions(n_head, here()).items()})

@@ -251,6 +251,7 @@ def precision_table(sizes: tuple[int, ...]) -> pd.DataFrame:
     executable checked and timed, all in one profile."""
     rows: list[dict[str, Any]] = []
     cases: Cases = {}
+    refused: set[str] = set()
     for n in sizes:
         a = jax.random.normal(jax.random.key(n), (n, n), jnp.float32)
         b = jax.random.normal(jax.random.key(n + 1), (n, n), jnp.float32)
@@ -263,12 +264,16 @@ def precision_table(sizes: tuple[int, ...]) -> pd.DataFrame:
                 program = jax.jit(lambda a, b, kind=kind: matmul_at(
                     kind, a, b)).lower(*inputs).compile()
             except UNSUPPORTED:
+                refused.add(kind)
                 continue
             got = np.asarray(program(*inputs))[:kept].astype(np.float64)
             cases[f"{kind}, n={n}"] = (program, [inputs])
             rows.append({"n": n, "precision": kind,
                          "rel error": np.linalg.norm(got - want)
                          / np.linalg.norm(want)})
+    if refused:
+        print(f"Left out here, refused by {jax.default_backend()}'s "
+              f"compiler: {', '.join(sorted(refused))}.")
     timed = device_time.measure_all(cases, repeat=10, max_seconds=2.0)
     return pd.DataFrame([
         {**row, **device_time.columns(timing),

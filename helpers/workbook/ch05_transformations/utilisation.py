@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import pandas as pd
 
-from helpers.measuring import datasheet, device_time
+from helpers.measuring import datasheet, device_time, machine
 from helpers.workbook.ch05_transformations.transforms import (
     MLP_DEPTH, Params, init, sgd_step)
 
@@ -27,6 +27,25 @@ from helpers.workbook.ch05_transformations.transforms import (
 # datasheet): the denominator of MFU whatever precision a step runs at.
 BF16_PEAK_FLOPS = datasheet.PEAKS["nvidia-h100-80gb-hbm3"].bf16_flops_per_s
 FLOAT32 = "float32 step (TF32 products on a GPU)"
+
+
+def peak_flops(device: str | None = None) -> float:
+    """MFU's denominator on ``device`` (by default this machine's, as
+    JAX names it): its dense bf16 peak by its datasheet, or its fastest
+    rate for bf16 products where it has no bf16 tensor cores (a T4's
+    float32 rate); the H100's, `BF16_PEAK_FLOPS`, where the book has no
+    datasheet for it (a CPU's dry run).
+
+    Example:
+        >>> peak_flops("Tesla T4") / 1e12
+        8.1
+        >>> peak_flops("cpu") == BF16_PEAK_FLOPS
+        True
+    """
+    sheet = datasheet.peaks(device or machine.describe()["device"])
+    if sheet is None:
+        return float(BF16_PEAK_FLOPS or 0)
+    return datasheet.fastest_rate(sheet, "bfloat16")
 MIXED = "bf16 products, float32 weights"
 
 
@@ -96,7 +115,7 @@ def mfu_table(sizes: tuple[tuple[int, int], ...]) -> pd.DataFrame:
     table = pd.DataFrame([{**row, **device_time.columns(timing)}
                           for row, timing in zip(rows, timed.values())])
     table["TFLOP/s"] = table["GFLOP"] / table["device ms"]
-    table["MFU"] = table["TFLOP/s"] * 1e12 / BF16_PEAK_FLOPS
+    table["MFU"] = table["TFLOP/s"] * 1e12 / peak_flops()
     return table
 
 
