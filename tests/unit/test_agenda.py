@@ -197,3 +197,29 @@ def test_a_day_has_lunch_and_breaks_and_the_plans_read_before():
     assert short.iloc[0]["start"] == "before"
     read_there = agenda.plans(times, None, read_before=False)
     assert read_there["90 minutes"]["block"].tolist()[1] == "A"
+
+
+def test_a_predicted_t4_time_counts_where_it_is_the_slowest(tmp_path):
+    nbformat.write(_notebook(238, 30), tmp_path / "01_a.ipynb")
+    nbformat.write(_notebook(238, 30), tmp_path / "02_b.ipynb")
+    times = agenda.chapter_times(
+        tmp_path, (_exercise("01_a", "core"), _exercise("02_b", "core")),
+        t4_min={"01_a": 4.0}).set_index("chapter")
+    fixed = times.loc["01_a", ["read min", "exercise min", "room min"]]
+    assert times.loc["01_a", "block min"] == pytest.approx(fixed.sum() + 4)
+    # no prediction: the block counts this machine's run, as before
+    assert pd.isna(times.loc["02_b", "T4 min"])
+    fixed = times.loc["02_b", ["read min", "exercise min", "room min"]]
+    assert times.loc["02_b", "block min"] == pytest.approx(
+        fixed.sum() + 30.5 / 60)
+    shown = agenda.for_page(times.reset_index(), {
+        "chapter": "own code", "read min": 1.0, "run min": 0.1,
+        "here min": 0.1, "exercise min": 5.0, "block min": 6.1})
+    assert list(shown["T4"]) == ["4", "—", "—"]
+
+
+def test_the_workshop_reads_the_how_to_pages_t4_minutes():
+    from helpers.workbook.ch00_how_to_use import colab_gpus
+    on_t4 = colab_gpus.minutes_on("T4")
+    assert set(on_t4) >= {"01_measuring", "02_fusion", "05_transformations"}
+    assert all(0 < minutes < 60 for minutes in on_t4.values())

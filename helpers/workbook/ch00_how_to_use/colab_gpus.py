@@ -178,6 +178,17 @@ def visit_seconds(log: Path | None = None) -> dict[str, float]:
             if entry["status"] == "ok"}
 
 
+def minutes_on(gpu: str) -> dict[str, float]:
+    """Each chapter's predicted minutes on ``gpu`` (one of `COLAB`), as
+    the how-to page's table gives them; empty where nothing is recorded."""
+    costs = load()
+    if costs is None:
+        return {}
+    rows = table(costs, host_seconds())
+    mine = rows[(rows["gpu"] == gpu) & rows["minutes"].notna()]
+    return dict(zip(mine["chapter"], mine["minutes"]))
+
+
 def by_gpu(rows: pd.DataFrame) -> pd.DataFrame:
     """`table`'s rows as the page shows them: a row per chapter, and for
     each Colab GPU whether its programs compile, whether the largest fits,

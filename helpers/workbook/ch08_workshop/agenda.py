@@ -34,6 +34,7 @@ free, and names the chapters that do not fit, to set as homework;
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import datetime
 from pathlib import Path
@@ -167,7 +168,8 @@ def _short_gpu(name: str) -> str:
 
 def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
                   check_seconds: dict[str, float] | None = None,
-                  gpu_seconds: dict[str, tuple[float, str]] | None = None
+                  gpu_seconds: dict[str, tuple[float, str]] | None = None,
+                  t4_min: dict[str, float] | None = None
                   ) -> pd.DataFrame:
     """One row per chapter that has exercises: words, reading, running,
     exercise and room minutes (a fresh runtime, the walk-through and the
@@ -180,6 +182,9 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
             ``seconds`` summed by chapter); 0 where not given.
         gpu_seconds: `gpu_run_seconds`; a chapter in it is timed by its
             GPU run, the others by the notebook's last execution here.
+        t4_min: each chapter's predicted minutes on a Colab T4
+            (`helpers.workbook.ch00_how_to_use.colab_gpus.minutes_on`);
+            counted like the runs where given.
     """
     rows = []
     check_seconds = check_seconds or {}
@@ -199,10 +204,11 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
                      "run min": (ran or 0.0) / 60,
                      "run on": _short_gpu(where),
                      "here min": here / 60,
+                     "T4 min": (t4_min or {}).get(chapter, float("nan")),
                      "exercise min": doing,
                      "room min": float(RUNTIME_MIN + TALK_MIN)})
     table = pd.DataFrame(rows)
-    slower_run = table[["run min", "here min"]].max(axis=1)
+    slower_run = table[["run min", "here min", "T4 min"]].max(axis=1)
     table["block min"] = (table[["read min", "exercise min", "room min"]]
                           .sum(axis=1) + slower_run)
     return table
@@ -211,8 +217,8 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
 # The block table's minute columns as the page heads them (its caption
 # says they are minutes), narrow enough for the text width.
 PAGE_HEADERS = {"read min": "read", "run min": "run",
-                "here min": "here", "exercise min": "exercise",
-                "block min": "total"}
+                "here min": "here", "T4 min": "T4",
+                "exercise min": "exercise", "block min": "total"}
 
 
 def for_page(times: pd.DataFrame, closing: dict[str, float | str]
@@ -235,12 +241,15 @@ def for_page(times: pd.DataFrame, closing: dict[str, float | str]
 
 
 def _minutes(value: float) -> str:
-    """Minutes as an agenda says them: whole, or "<1".
+    """Minutes as an agenda says them: whole, or "<1"; "—" where
+    there is no time.
 
     Example:
-        >>> _minutes(0.2), _minutes(3.42), _minutes(0.0)
-        ('<1', '3', '0')
+        >>> _minutes(0.2), _minutes(3.42), _minutes(0.0), _minutes(math.nan)
+        ('<1', '3', '0', '—')
     """
+    if math.isnan(value):
+        return "—"
     if 0 < value < 0.5:
         return "<1"
     return f"{value:.0f}"
