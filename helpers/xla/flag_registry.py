@@ -240,12 +240,36 @@ def default_words(registry: pd.DataFrame, flag: str) -> str:
     cpu_flag = flag.startswith("--xla_cpu_")
     default = (_breakable(registry.loc[flag, "effective, XLA:CPU"])
                if cpu_flag else row["default (XLA:GPU, H100)"])
-    parts = [f"default `{default}`"]
+    unit = _unit(flag)
+    parts = [f"default `{default}`{_in_units(default, unit)}"]
     if not cpu_flag and row["XLA:CPU"] != "same":
         parts.append(f"XLA:CPU `{row['XLA:CPU']}`")
     if row["documented"]:
-        parts.append(f"documented {row['documented']}")
+        value, _, agrees = str(row["documented"]).partition(" (")
+        parts.append(f"documented {value}{_in_units(value, unit)}"
+                     + (f" ({agrees}" if agrees else ""))
     return "; ".join(parts)
+
+
+def _unit(flag: str) -> str:
+    """The unit a flag's name gives its value (``_bytes``), or ``''``."""
+    return "bytes" if flag.endswith("_bytes") else ""
+
+
+def _in_units(value: str, unit: str) -> str:
+    """`` bytes (30 MiB)`` after a whole number of bytes; nothing for
+    another value or unit.
+
+    Example:
+        >>> _in_units("31457287", "bytes"), _in_units("256", "bytes")
+        (' bytes (30 MiB)', ' bytes')
+        >>> _in_units("true", "bytes"), _in_units("5", "")
+        ('', '')
+    """
+    if unit != "bytes" or not value.isdigit():
+        return ""
+    mib = int(value) / 2**20
+    return f" bytes ({mib:.0f} MiB)" if mib >= 1 else " bytes"
 
 
 def _breakable(value: str) -> str:
