@@ -95,6 +95,10 @@ NEEDS = {
     "06_xla_flags": "each setting by device time, twice for the default "
                     "(the noise between processes); PGLE's baseline",
     "07_multi_gpu": "its page (simulated devices and compiled programs)",
+    "10_field_guide": "each case's slow and fixed version, timed by the "
+                      "wall clock (the median of 20 blocked calls), or "
+                      "its memory or compilations, the before/after pair "
+                      "each verdict reads",
 }
 
 

@@ -260,3 +260,10 @@ def test_time_here_keeps_each_chapters_dry_run_seconds(visit, tmp_path,
 
 def test_the_chapters_name_their_recordings():
     assert "02_fusion/fixes" in gpu_visit.expected_recordings("02_fusion")
+
+
+def test_every_chapter_that_records_says_what_a_visit_records():
+    recording = [chapter for chapter in gpu_visit.PRIORITY
+                 if gpu_visit.expected_recordings(chapter)]
+    assert recording and all(gpu_visit.NEEDS.get(c) for c in recording), (
+        [c for c in recording if not gpu_visit.NEEDS.get(c)])
