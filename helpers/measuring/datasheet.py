@@ -41,6 +41,9 @@ class Peaks:
     fp64_flops_per_s: float | None  # None: not on the datasheet
     fp64_tensor_flops_per_s: float | None
     cite: str
+    # float16 on tensor cores where it differs from bf16 (a T4 has fp16
+    # tensor cores and no bf16 ones); None: bf16's rate
+    fp16_flops_per_s: float | None = None
 
 
 # The H100 SXM5 and the H200 share the GH100 chip and its clocks: the
@@ -60,7 +63,7 @@ PEAKS = {
     "tesla-t4": Peaks(memory_bytes_per_s=320e9, tf32_flops_per_s=None,
                       bf16_flops_per_s=None, fp32_flops_per_s=8.1e12,
                       fp64_flops_per_s=None, fp64_tensor_flops_per_s=None,
-                      cite="nvidia_t4_datasheet"),
+                      cite="nvidia_t4_datasheet", fp16_flops_per_s=65e12),
     # Ada: the datasheet prints TF32 and BF16 with sparsity (120, 242).
     "nvidia-l4": Peaks(memory_bytes_per_s=300e9, tf32_flops_per_s=60e12,
                        bf16_flops_per_s=121e12, fp32_flops_per_s=30.3e12,
@@ -93,7 +96,8 @@ def peaks(device: str) -> Peaks | None:
 
 def fastest_rate(sheet: Peaks, dtype: str) -> float:
     """The highest FLOP/s ``sheet``'s GPU offers for products in
-    ``dtype`` (``'float32'``, ``'bfloat16'`` or ``'float64'``), on
+    ``dtype`` (``'float32'``, ``'bfloat16'``, ``'float16'`` or
+    ``'float64'``), on
     tensor cores where it has them for that dtype: the rate a floor (a
     time no program can beat) assumes. A float64 rate the datasheet leaves
     out is taken as the float32 rate, which a float64 unit never exceeds,
@@ -111,6 +115,8 @@ def fastest_rate(sheet: Peaks, dtype: str) -> float:
     fp32 = sheet.fp32_flops_per_s
     rates = {"float32": [sheet.tf32_flops_per_s, fp32],
              "bfloat16": [sheet.bf16_flops_per_s, fp32],
+             "float16": [sheet.fp16_flops_per_s or sheet.bf16_flops_per_s,
+                         fp32],
              "float64": [sheet.fp64_tensor_flops_per_s,
                          sheet.fp64_flops_per_s]}
     if dtype not in rates:

@@ -68,7 +68,6 @@ def test_chapter_3s_goals_read_without_a_side_by_side_time():
 
 
 def test_chapter_5_reads_utilisation_against_the_gpu_it_ran_on():
-    assert utilisation.peak_flops("Tesla T4") == 8.1e12
     assert utilisation.peak_flops("NVIDIA A100-SXM4-40GB") == 312e12
     assert utilisation.peak_flops("NVIDIA H100 80GB HBM3") == \
         utilisation.BF16_PEAK_FLOPS
@@ -81,3 +80,29 @@ def test_chapter_5_names_the_algorithms_a_compiler_refuses(capsys):
     assert said.startswith("Left out here, refused by cpu's compiler: ")
     refused = {kind for kind in steps.PRECISIONS if kind not in kept}
     assert refused and all(kind in said for kind in refused)
+
+
+def test_chapter_5s_mixed_step_multiplies_in_float16_on_a_t4(on_a_t4,
+                                                             capsys):
+    import jax
+    import jax.numpy as jnp
+    assert utilisation.product_dtype() == jnp.float16
+    params, x, _ = utilisation.step_inputs(16, 4)
+    text = jax.jit(utilisation.mixed_predict).lower(params, x).as_text()
+    assert "f16" in text and "bf16" not in text
+    assert utilisation.peak_flops("Tesla T4") == 65e12  # fp16 tensor cores
+
+
+def test_a_mixed_step_compiled_for_a_t4_is_costed_in_float16(monkeypatch):
+    import json
+
+    import jax.numpy as jnp
+
+    from helpers.xla import crosscompile
+    monkeypatch.setenv(crosscompile.CHILD_ENV, "1")
+    monkeypatch.setenv(crosscompile.TARGET_ENV, json.dumps(
+        crosscompile.gpu_specs.spec("T4")))
+    assert utilisation.product_dtype() == jnp.float16
+    monkeypatch.setenv(crosscompile.TARGET_ENV, json.dumps(
+        crosscompile.gpu_specs.spec("A100")))
+    assert utilisation.product_dtype() == jnp.bfloat16

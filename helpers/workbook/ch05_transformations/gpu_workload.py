@@ -55,7 +55,7 @@ def _training_steps() -> list[Program]:
                 f"{name}, width {width}, batch {batch}", step, args,
                 TIMED, budget_s=BUDGET_S,
                 dtype="float32" if step is transforms.sgd_step
-                else "bfloat16"))
+                else jnp.dtype(utilisation.product_dtype()).name))
     return programs
 
 

@@ -29,24 +29,48 @@ BF16_PEAK_FLOPS = datasheet.PEAKS["nvidia-h100-80gb-hbm3"].bf16_flops_per_s
 FLOAT32 = "float32 step (TF32 products on a GPU)"
 
 
+MIXED = "bf16 products, float32 weights"
+
+
 def peak_flops(device: str | None = None) -> float:
     """MFU's denominator on ``device`` (by default this machine's, as
-    JAX names it): its dense bf16 peak by its datasheet, or its fastest
-    rate for bf16 products where it has no bf16 tensor cores (a T4's
-    float32 rate); the H100's, `BF16_PEAK_FLOPS`, where the book has no
-    datasheet for it (a CPU's dry run).
+    JAX names it): its dense bf16 peak by its datasheet, or its float16
+    peak where its tensor cores take no bf16 (a T4, where the mixed step
+    multiplies in float16: `product_dtype`); the H100's,
+    `BF16_PEAK_FLOPS`, where the book has no datasheet for it (a CPU's dry
+    run).
 
     Example:
         >>> peak_flops("Tesla T4") / 1e12
-        8.1
+        65.0
         >>> peak_flops("cpu") == BF16_PEAK_FLOPS
         True
     """
     sheet = datasheet.peaks(device or machine.describe()["device"])
     if sheet is None:
         return float(BF16_PEAK_FLOPS or 0)
-    return datasheet.fastest_rate(sheet, "bfloat16")
-MIXED = "bf16 products, float32 weights"
+    if sheet.bf16_flops_per_s is None:
+        return datasheet.fastest_rate(sheet, "float16")
+    return sheet.bf16_flops_per_s
+
+
+def product_dtype() -> Any:
+    """The 16-bit type the mixed step multiplies in: bf16, or float16 on a
+    GPU whose tensor cores take no bf16 (a T4: compute capability 7.5),
+    where bf16 products would run on the CUDA cores at float32's rate
+    (in a `crosscompile` child, the GPU it compiles for)."""
+    from helpers.xla import crosscompile
+    arch: tuple[int, int] | None
+    if crosscompile.compiling_for_gpu():
+        major, minor = crosscompile.target_spec()["cuda_compute_capability"]
+        arch = (major, minor)
+    elif machine.on_gpu():
+        arch = machine.gpu_arch()
+    else:
+        return jnp.bfloat16
+    if machine.capabilities(arch)["bf16 tensor cores"]:
+        return jnp.bfloat16
+    return jnp.float16
 
 
 def model_flops(width: int, batch: int, depth: int = MLP_DEPTH) -> int:
@@ -64,10 +88,12 @@ def mixed_predict(params: Params, x: jax.Array) -> jax.Array:
     activations rounded to bf16 as they enter a product, and the product
     (summed in float32 by the tensor cores) rounded to bf16 as it leaves,
     so that the backward pass's products get bf16 operands too; tanh runs
-    in float32."""
+    in float32. Float16 instead on a GPU without bf16 tensor cores
+    (`product_dtype`)."""
+    low = product_dtype()
     h = x
     for name in sorted(params):
-        product = h.astype(jnp.bfloat16) @ params[name].astype(jnp.bfloat16)
+        product = h.astype(low) @ params[name].astype(low)
         h = jnp.tanh(product.astype(jnp.float32))
     return h
 
@@ -99,7 +125,11 @@ def step_inputs(width: int, batch: int) -> tuple[Params, jax.Array,
 
 def mfu_table(sizes: tuple[tuple[int, int], ...]) -> pd.DataFrame:
     """Each step of `STEPS` at each ``(width, batch)``, timed in one
-    profile: its FLOPs, times, rate, and MFU against `BF16_PEAK_FLOPS`."""
+    profile: its FLOPs, times, rate, and MFU against this GPU's peak
+    (`peak_flops`)."""
+    if product_dtype() != jnp.bfloat16:
+        print("The mixed step multiplies in float16 here: this GPU's "
+              "tensor cores take no bf16.")
     cases: dict[str, tuple[Any, list[tuple[Any, ...]]]] = {}
     rows = []
     for width, batch in sizes:
