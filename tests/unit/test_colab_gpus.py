@@ -132,10 +132,14 @@ def _rows() -> pd.DataFrame:
 
 def test_the_page_table_has_a_row_per_chapter_and_three_gpus():
     shown = colab_gpus.by_gpu(_rows())
-    assert list(shown.columns.get_level_values(0).unique()) == list(
-        colab_gpus.COLAB)
+    assert list(shown.columns) == ["T4 min", "L4 min", "A100 min",
+                                   "compiled (T4, L4, A100)", "fits"]
     assert len(shown) == sum(1 for w in colab_gpus.WORKLOADS.values() if w)
-    assert shown.loc["3 launches", ("T4", "compiles")].endswith("of 39")
+    t4, l4, a100 = shown.loc["3 launches",
+                             "compiled (T4, L4, A100)"].split(", ")
+    assert t4.endswith("/39") and l4 == a100 == "38/39"  # Mosaic GPU
+    assert shown.loc["1 measuring", "compiled (T4, L4, A100)"] == \
+        "all, all, all"
 
 
 def test_what_a_gpu_lacks_is_told_apart_from_this_machines_limits():

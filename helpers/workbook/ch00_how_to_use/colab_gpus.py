@@ -190,26 +190,30 @@ def minutes_on(gpu: str) -> dict[str, float]:
 
 
 def by_gpu(rows: pd.DataFrame) -> pd.DataFrame:
-    """`table`'s rows as the page shows them: a row per chapter, and for
-    each Colab GPU whether its programs compile, whether the largest fits,
-    and the predicted minutes."""
+    """`table`'s rows as the page shows them, narrow: a row per chapter,
+    its predicted minutes on each Colab GPU, how many of its programs
+    compile on each ("all", or the count), and whether the largest fits
+    in the memory JAX takes on every one."""
     shown = rows[rows["gpu"].isin(COLAB)].copy()
-    shown["compiles"] = [
-        "yes" if row.compiled == row.checked
-        else f"{row.compiled} of {row.checked}"
-        for row in shown.itertuples()]
-    shown["fits"] = [
-        f"{'yes' if row['fits'] else 'no'}, {row['peak GiB']:.1f} of "
-        f"{row['share GiB']:.0f} GiB" for row in shown.to_dict("records")]
-    shown["minutes"] = shown["minutes"].map(
-        lambda m: "" if pd.isna(m) else f"{m:.1f}")
-    shown["chapter"] = shown["chapter"].map(LABELS)
-    wide = shown.pivot(index="chapter", columns="gpu",
-                       values=["compiles", "fits", "minutes"])
-    wide = wide.swaplevel(axis=1).reindex(
-        [LABELS[c] for c in WORKLOADS if WORKLOADS[c]])
-    return wide[[(gpu, what) for gpu in COLAB
-                 for what in ("compiles", "fits", "minutes")]]
+    shown["compiled"] = ["all" if row.compiled == row.checked
+                         else f"{row.compiled}/{row.checked}"
+                         for row in shown.itertuples()]
+    order = [c for c in WORKLOADS if WORKLOADS[c]]
+    by = shown.set_index(["chapter", "gpu"])
+    table = pd.DataFrame(index=order)
+    for gpu in COLAB:
+        table[f"{gpu} min"] = [_one_decimal(by.loc[(c, gpu), "minutes"])
+                               for c in order]
+    table["compiled (T4, L4, A100)"] = [
+        ", ".join(by.loc[(c, gpu), "compiled"] for gpu in COLAB)
+        for c in order]
+    table["fits"] = ["yes" if by.loc[c, "fits"].all() else "no"
+                     for c in order]
+    return table.rename(index=LABELS)
+
+
+def _one_decimal(minutes: float) -> str:
+    return "" if pd.isna(minutes) else f"{minutes:.1f}"
 
 
 def against_the_h100(rows: pd.DataFrame,

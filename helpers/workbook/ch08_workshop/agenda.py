@@ -237,7 +237,21 @@ def for_page(times: pd.DataFrame, closing: dict[str, float | str]
     # the running time with where it was timed, in one narrow column
     shown["run min"] = [m + ("" if on == "here" else f" on {on}")
                         for m, on in zip(shown["run min"], where)]
-    return shown.set_axis(table["title"]).rename(columns=PAGE_HEADERS)
+    return shown.set_axis(table["title"].map(_short_title)).rename(
+        columns=PAGE_HEADERS)
+
+
+def _short_title(title: str, most: int = 26) -> str:
+    """A block's title for a narrow first column: up to its first
+    " and " where it is longer than ``most`` characters.
+
+    Example:
+        >>> _short_title("XLA flags and profile-guided latency estimation")
+        'XLA flags'
+        >>> _short_title("Profiling and statistics")
+        'Profiling and statistics'
+    """
+    return title.split(" and ")[0] if len(title) > most else title
 
 
 def _minutes(value: float) -> str:
