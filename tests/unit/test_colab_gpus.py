@@ -171,3 +171,20 @@ def test_a_programs_cost_is_read_from_its_compilation_for_a_t4():
     assert row["compiles"] and row["flops"] == 1_000_000
     assert row["bytes"] == 2 * 4 * 1_000_000
     assert row["peak_bytes"] >= row["bytes"] and row["compile_s"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not crosscompile.available(),
+                    reason=str(crosscompile.why_unavailable()))
+@pytest.mark.parametrize("chapter", ["04_profiling", "05_transformations",
+                                     "10_field_guide"])
+def test_the_recording_is_what_compiling_for_a_t4_gives_now(chapter):
+    """The recording's verdicts and bytes for a T4 are today's: compiled
+    again, each program compiles (or fails) as recorded and moves the
+    bytes recorded."""
+    target = colab_gpus.WORKLOADS[chapter]
+    assert target is not None
+    now = crosscompile.run(gpu_floors.costs_of, target, gpu="T4")
+    kept = colab_gpus.load()["T4"][chapter]
+    assert [(r["name"], r["compiles"], r.get("bytes")) for r in now] == \
+        [(r["name"], r["compiles"], r.get("bytes")) for r in kept]
