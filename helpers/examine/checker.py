@@ -284,7 +284,7 @@ def _compile(fn: Any, args: tuple[Any, ...], key: str
     if key not in _LOCAL:
         start = time.perf_counter()
         try:
-            compiled = hlo.compile(fn, *args)
+            compiled = hlo.compiled(fn, *args)
         except Exception as error:
             raise ExamineError(f"{_name(fn)} traces but does not compile "
                                f"here: {_first_line(error)}") from error

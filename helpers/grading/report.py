@@ -122,7 +122,7 @@ def _is_tracer_conversion(err: BaseException) -> bool:
     """True for JAX's errors on turning a traced array into a Python
     value (ConcretizationTypeError and the conversion errors beside it),
     raised directly or as the cause of a clearer one
-    (`helpers.xla.hlo.compile` re-raises them as a TypeError)."""
+    (`helpers.xla.hlo.compiled` re-raises them as a TypeError)."""
     import jax
     kinds = tuple(getattr(jax.errors, name) for name in (
         "ConcretizationTypeError", "TracerArrayConversionError",

@@ -247,7 +247,7 @@ def cost(fn: Callable[..., Any], *args: Any) -> Cost:
     """
     from helpers.xla import hlo
 
-    analysis = hlo.compile(fn, *args).cost_analysis()
+    analysis = hlo.compiled(fn, *args).cost_analysis()
     if isinstance(analysis, (list, tuple)):
         analysis = analysis[0] if analysis else None
     analysis = analysis or {}

@@ -18,17 +18,17 @@ complain at every start that it finds no GPU: ``make install`` puts it in
 compilation runs in a child process that sees it and only the CPU backend:
 
 >>> from helpers.xla import crosscompile
->>> crosscompile.run(crosscompile.device_kind_on_gpu)
+>>> crosscompile.run(crosscompile.device_kind_for_gpu)
 'NVIDIA H100 80GB HBM3'
 
 calls that function in the child, where `compile_for_gpu` and `devices`
 give it H100 devices, and returns what it returns (as JSON). The chapters'
-child functions (``fusion.kinds_on_gpu`` and the like) compile their
+child functions (``fusion.kinds_for_gpu`` and the like) compile their
 programs there and return what XLA:GPU made of them. ``gpu=`` picks
 another target from `helpers.xla.gpu_specs` (``"T4"``, ``"L4"``,
 ``"A100"``, or a description of one's own):
 
->>> crosscompile.run(crosscompile.device_kind_on_gpu, gpu="T4")
+>>> crosscompile.run(crosscompile.device_kind_for_gpu, gpu="T4")
 'Tesla T4'
 
 A program that needs a newer GPU fails there with an error that says
@@ -365,14 +365,14 @@ def self_check() -> dict[str, Any]:
             "output_bytes": compiled.memory_analysis().output_size_in_bytes}
 
 
-def device_kind_on_gpu() -> str:
+def device_kind_for_gpu() -> str:
     """A child function: the kind of the compile-only device `run` gives
     the child (``'NVIDIA H100 80GB HBM3'`` unless given another GPU, as
     JAX names it)."""
     return devices(1)[0].device_kind
 
 
-def options_on_gpu() -> dict[str, Any]:
+def options_for_gpu() -> dict[str, Any]:
     """A child function: the DebugOptions XLA:GPU compiled a small program
     for an H100 with (``effective``, from the dump's ``*.config.pbtxt``),
     and those that differ from XLA's built-in defaults (``overrides``)."""

@@ -109,7 +109,7 @@ FLAGS: dict[str, tuple[str, str, str]] = {
 
 
 @functools.cache
-def _options_on_gpu() -> dict[str, Any] | None:
+def _options_for_gpu() -> dict[str, Any] | None:
     """XLA:GPU's options: from this machine's GPU where there is one (its
     own jaxlib and device), else from a compilation for an H100 here."""
     from helpers.measuring import machine
@@ -119,7 +119,7 @@ def _options_on_gpu() -> dict[str, Any] | None:
     if not crosscompile.available():
         return None
     try:
-        return crosscompile.run(crosscompile.options_on_gpu)
+        return crosscompile.run(crosscompile.options_for_gpu)
     except fresh_process.ChildFailed:
         return None
 
@@ -159,7 +159,7 @@ def effective(flag: str, backend: Literal["gpu", "cpu"] = "gpu") -> str:
     if backend not in ("gpu", "cpu"):
         raise ValueError(f"backend must be 'gpu' or 'cpu', got {backend!r}.")
     name = flag.removeprefix("--").split("=")[0]
-    gpu = _options_on_gpu()
+    gpu = _options_for_gpu()
     if gpu is None:
         if backend == "gpu" or name not in _cpu_overrides():
             return NOT_HERE

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from helpers.grading.exercises import Exercise
-from helpers.workbook.ch08_workshop import agenda
+from helpers.workbook.ch08_workshop import agenda, gpu_runs
 
 
 def _notebook(words, seconds):
@@ -76,12 +76,12 @@ def test_a_chapter_a_gpu_ran_is_timed_by_that_run(tmp_path):
     (root / "nvidia-h200" / "02_b" / "r.json").write_text(json.dumps(
         {"provenance": {"device": "NVIDIA H200", "date": "2026-11-26"}}))
     log = tmp_path / "visit_log.json"
-    assert agenda.gpu_run_seconds(log, root) == {}
+    assert gpu_runs.gpu_run_seconds(log, root) == {}
     log.write_text(json.dumps({"chapters": [
         {"chapter": "01_a", "status": "ok", "seconds": 120.0,
          "device": "NVIDIA H100 80GB HBM3"},
         {"chapter": "02_b", "status": "ok", "seconds": 60.0}]}))
-    runs = agenda.gpu_run_seconds(log, root)
+    runs = gpu_runs.gpu_run_seconds(log, root)
     assert runs == {"01_a": (120.0, "NVIDIA H100 80GB HBM3"),
                     "02_b": (60.0, "NVIDIA H200")}
     times = agenda.chapter_times(

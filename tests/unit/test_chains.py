@@ -55,7 +55,7 @@ def test_one_triton_module_with_one_loop():
                     reason=str(crosscompile.why_unavailable()))
 def test_compiled_for_an_h100_it_is_one_kernel_of_one_warp():
     # The chapter's own call: a test run compiles it once.
-    found = crosscompile.run(for_h100.side_by_side_on_gpu, 10_000,
+    found = crosscompile.run(for_h100.side_by_side_for_gpu, 10_000,
                              variants.STEPS)
     assert found["custom calls"] == ["__gpu$xla.gpu.triton"]
     # 10,000 chains in programs of 64: 157, not one program per chain
@@ -75,6 +75,6 @@ def test_bad_input_is_refused_with_the_reason():
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_on_mosaic_gpu_the_chains_are_one_kernel_too():
-    found = crosscompile.run(for_h100.side_by_side_on_gpu, 10_000, 100,
+    found = crosscompile.run(for_h100.side_by_side_for_gpu, 10_000, 100,
                              "mosaic")
     assert found["custom calls"] == ["mosaic_gpu_v2"]

@@ -146,8 +146,10 @@ def test_what_a_gpu_lacks_is_told_apart_from_this_machines_limits():
     lacking = colab_gpus.lacking(_rows())
     assert lacking.loc["Mosaic GPU, from compute capability 9.0",
                        "GPUs"] == "T4, L4, A100"
-    assert lacking.loc["Triton (Pallas's), from compute capability 8.0",
-                       "GPUs"] == "T4"
+    triton = lacking.loc["Triton, from compute capability 8.0"]
+    assert triton["GPUs"] == "T4"  # XLA's words and Pallas's, one row
+    assert triton["chapters"] == ("2 fusion, 3 launches, 4 profiling, "
+                                  "field guide")
     # cuDNN is missing here for every GPU, the H100 too: not a GPU's lack
     here = [why for why in lacking.index if "this machine" in why]
     assert here and all("H100" in lacking.loc[why, "GPUs"] for why in here)
@@ -188,3 +190,17 @@ def test_the_recording_is_what_compiling_for_a_t4_gives_now(chapter):
     kept = colab_gpus.load()["T4"][chapter]
     assert [(r["name"], r["compiles"], r.get("bytes")) for r in now] == \
         [(r["name"], r["compiles"], r.get("bytes")) for r in kept]
+
+
+def test_the_t4_estimate_is_the_sum_times_the_chapters_visit_ratio():
+    rows = _rows()
+    visits = colab_gpus.against_the_h100(rows, colab_gpus.visit_runs(),
+                                         labels=False)
+    assert set(visits["ran on"]) <= {"H100", "H200"}
+    assert (visits["visit / sum"] > 1).all()
+    sums = rows[rows["gpu"] == "T4"].set_index("chapter")["minutes"]
+    estimates = colab_gpus.minutes_on("T4")
+    assert set(estimates) == set(sums.index)
+    for chapter, minutes in estimates.items():
+        ratio = visits["visit / sum"].get(chapter, 1.0)
+        assert minutes == pytest.approx(sums[chapter] * ratio)

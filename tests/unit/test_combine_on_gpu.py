@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def rows():
-    combine = crosscompile.run(collectives.combine_on_gpu)
+    combine = crosscompile.run(collectives.combine_for_gpu)
     return {(r["plan"], r["threshold_bytes"]): r for r in combine["rows"]}
 
 

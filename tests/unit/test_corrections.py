@@ -237,7 +237,7 @@ def test_the_graphs_off_setting_is_tried_on_a_loop_that_forms_graphs():
     if crosscompile.why_unavailable() is not None:
         pytest.skip(f"needs XLA:GPU's compiler: "
                     f"{crosscompile.why_unavailable()}")
-    body = crosscompile.run(flag_runs.loop_body_on_gpu, "small_kernels")
+    body = crosscompile.run(flag_runs.loop_body_for_gpu, "small_kernels")
     assert body["body is a CUDA graph"]
     assert body["body operations"] >= body["fewest in a graph"]
 

@@ -33,7 +33,7 @@ def test_a_missing_plugin_says_how_to_install_it(tmp_path, monkeypatch):
     assert not crosscompile.available()
     assert "make install" in crosscompile.why_unavailable()
     with pytest.raises(RuntimeError, match="cannot compile for a GPU"):
-        crosscompile.run(reductions.kinds_on_gpu, [25])
+        crosscompile.run(reductions.kinds_for_gpu, [25])
     # a plugin of another jaxlib is refused too
     (tmp_path / "jax_cuda12_plugin-0.0.1.dist-info").mkdir()
     assert "is 0.0.1 but jaxlib is" in crosscompile.why_unavailable()
@@ -48,7 +48,7 @@ def test_run_or_explain_says_why_in_one_sentence(tmp_path, monkeypatch,
                                                  capsys):
     monkeypatch.setattr(crosscompile, "_plugin_importable", lambda: False)
     monkeypatch.setenv(crosscompile.PLUGIN_FOLDER_ENV, str(tmp_path))
-    assert crosscompile.run_or_explain(reductions.kinds_on_gpu, [25]) is None
+    assert crosscompile.run_or_explain(reductions.kinds_for_gpu, [25]) is None
     printed = capsys.readouterr().out.strip().splitlines()
     assert len(printed) == 1
     assert printed[0].startswith("Not compiled for an H100 here:")
@@ -114,13 +114,13 @@ def test_a_kept_result_answers_the_same_call_again(tmp_path, monkeypatch):
     calls = _counted_children(monkeypatch)
     tmp_path = tmp_path / "made when first needed"
     monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
-    first = crosscompile.run(reductions.kinds_on_gpu, [25])
-    assert crosscompile.run(reductions.kinds_on_gpu, [25]) == first
+    first = crosscompile.run(reductions.kinds_for_gpu, [25])
+    assert crosscompile.run(reductions.kinds_for_gpu, [25]) == first
     assert len(calls) == 1
-    crosscompile.run(reductions.kinds_on_gpu, [26])  # other arguments
-    crosscompile.run(reductions.reduce_kinds_on_gpu, [25])  # another function
+    crosscompile.run(reductions.kinds_for_gpu, [26])  # other arguments
+    crosscompile.run(reductions.reduce_kinds_for_gpu, [25])  # another function
     monkeypatch.setenv("JAX_ENABLE_X64", "1")  # other JAX settings
-    crosscompile.run(reductions.kinds_on_gpu, [25])
+    crosscompile.run(reductions.kinds_for_gpu, [25])
     assert len(calls) == 4
     assert len(list(tmp_path.glob("*.json"))) == 4
     assert not list(tmp_path.glob("*.part"))
@@ -133,27 +133,27 @@ def test_an_edit_to_the_helpers_is_not_answered_from_before(tmp_path,
     for source in ("before the edit", "after the edit"):
         monkeypatch.setattr(crosscompile, "_source_digest",
                             lambda source=source: source)
-        crosscompile.run(reductions.kinds_on_gpu, [25])
+        crosscompile.run(reductions.kinds_for_gpu, [25])
     assert len(calls) == 2
 
 
 def test_without_a_cache_folder_each_call_starts_a_child(monkeypatch):
     calls = _counted_children(monkeypatch)
     monkeypatch.delenv(crosscompile.CACHE_ENV, raising=False)
-    crosscompile.run(reductions.kinds_on_gpu, [25])
-    crosscompile.run(reductions.kinds_on_gpu, [25])
+    crosscompile.run(reductions.kinds_for_gpu, [25])
+    crosscompile.run(reductions.kinds_for_gpu, [25])
     assert len(calls) == 2
 
 
 def test_a_failed_compilation_is_not_kept(tmp_path, monkeypatch):
     failure = fresh_process.ChildFailed(
-        "helpers.workbook.ch02_fusion.reductions:kinds_on_gpu", 1,
+        "helpers.workbook.ch02_fusion.reductions:kinds_for_gpu", 1,
                                 "RuntimeError: out of memory")
     calls = _counted_children(monkeypatch, error=failure)
     monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
     for _ in range(2):
         with pytest.raises(fresh_process.ChildFailed, match="out of memory"):
-            crosscompile.run(reductions.kinds_on_gpu, [25])
+            crosscompile.run(reductions.kinds_for_gpu, [25])
     assert len(calls) == 2 and not list(tmp_path.iterdir())
 
 

@@ -26,7 +26,7 @@ def test_every_version_computes_a_times_b():
                     reason=str(crosscompile.why_unavailable()))
 def test_what_xla_gpu_makes_of_each_fix():
     rows = {r["version"]: r for r in crosscompile.run(
-        fixes.structure_on_gpu, 25, "float32", 100_000)}
+        fixes.structure_for_gpu, 25, "float32", 100_000)}
     same = rows["batch-minor + transposes"]
     # XLA cancels transposes within one program: the same kernel as a @ b
     assert same["kernels"] == rows["a @ b"]["kernels"] == 1
@@ -49,7 +49,7 @@ def test_what_xla_gpu_makes_of_each_fix():
                     reason=str(crosscompile.why_unavailable()))
 def test_xla_gpu_keeps_large_matrix_vector_products_as_products():
     kept = {r["dot"]: r["matrix product kept"]
-            for r in crosscompile.run(fixes.strength_reduction_on_gpu)}
+            for r in crosscompile.run(fixes.strength_reduction_for_gpu)}
     assert kept == {
         "3xK matrix times K-vector, batched (the source, K=25)": False,
         "large matrix times vector (4096x4096 by 4096)": True,

@@ -211,7 +211,7 @@ def test_autotune_levels_are_described_as_xla_describes_them():
 def test_the_small_kernel_loop_is_read_as_an_h100_launches_it():
     # the fact chapter 6's graphs-off prediction rests on: a body of fewer
     # operations than a graph needs is launched kernel by kernel
-    body = crosscompile.run(flag_runs.loop_body_on_gpu, "small_kernels")
+    body = crosscompile.run(flag_runs.loop_body_for_gpu, "small_kernels")
     assert body["body operations"] >= 1 and body["fewest in a graph"] >= 1
     assert body["body is a CUDA graph"] == (
         body["body operations"] >= body["fewest in a graph"])

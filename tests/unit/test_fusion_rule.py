@@ -60,7 +60,7 @@ RULE_CASES = [
 @pytest.mark.skipif(not crosscompile.available(),
                     reason=str(crosscompile.why_unavailable()))
 def test_rule_agrees_with_xla_gpu_compiling_for_an_h100():
-    truth = crosscompile.run(reductions.reduce_kinds_on_gpu,
+    truth = crosscompile.run(reductions.reduce_kinds_for_gpu,
                              RULE_CASES)
     rule = [reductions.reduction_kind(shape, reduced)
             for shape, reduced in RULE_CASES]

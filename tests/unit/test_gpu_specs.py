@@ -53,7 +53,7 @@ def test_an_unknown_gpu_says_which_are_known():
     with pytest.raises(ValueError, match="H100, A100, L4, T4"):
         crosscompile.target_config("V100")
     with pytest.raises(ValueError, match="no GPU named 'A10'"):
-        crosscompile.run(reductions.kinds_on_gpu, [25], gpu="A10")
+        crosscompile.run(reductions.kinds_for_gpu, [25], gpu="A10")
     with pytest.raises(ValueError, match="lacks core_count"):
         gpu_specs.spec({k: v for k, v in gpu_specs.T4.items()
                         if k != "core_count"})
@@ -69,7 +69,7 @@ def test_the_label_and_the_explanation_name_the_gpu(tmp_path, monkeypatch,
     monkeypatch.setattr(crosscompile, "_plugin_importable", lambda: False)
     monkeypatch.setenv(crosscompile.PLUGIN_FOLDER_ENV, str(tmp_path))
     for gpu, named in (("L4", "an L4"), ("T4", "a T4")):
-        assert crosscompile.run_or_explain(reductions.kinds_on_gpu, [25],
+        assert crosscompile.run_or_explain(reductions.kinds_for_gpu, [25],
                                            gpu=gpu) is None
         said = capsys.readouterr().out
         assert said.startswith(f"Not compiled for {named} here:")
@@ -94,8 +94,8 @@ def test_each_gpu_is_compiled_for_and_kept_apart(tmp_path, monkeypatch):
     gpus = _children(monkeypatch)
     monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
     for gpu in ("H100", "T4", "T4", "L4", "A100", "a100"):
-        crosscompile.run(reductions.kinds_on_gpu, [25], gpu=gpu)
-    crosscompile.run(reductions.kinds_on_gpu, [25])  # the H100's, kept
+        crosscompile.run(reductions.kinds_for_gpu, [25], gpu=gpu)
+    crosscompile.run(reductions.kinds_for_gpu, [25])  # the H100's, kept
     assert gpus == ["NVIDIA H100 80GB HBM3", "Tesla T4", "NVIDIA L4",
                     "NVIDIA A100-SXM4-40GB"]
     assert len(list(tmp_path.glob("*.json"))) == 4

@@ -68,7 +68,7 @@ def test_fused_scan_on_mosaic_matches_scan_and_its_gradient():
                     reason=str(crosscompile.why_unavailable()))
 def test_compiled_for_an_h100_fused_scan_picks_mosaic_gpu():
     # The chapter's own call: a test run compiles it once.
-    found = crosscompile.run(for_h100.fused_backends_on_gpu,
+    found = crosscompile.run(for_h100.fused_backends_for_gpu,
                              variants.STEPS)
     assert found["chosen"] == "mosaic"
     assert found["mosaic"]["custom calls"] == ["mosaic_gpu_v2"]
@@ -175,7 +175,7 @@ def test_the_gpu_tests_steps_compile_for_an_h100():
     """The dry run of tests/gpu/test_fused_on_gpu.py: on the first GPU
     visit Mosaic GPU refused three of these (shared memory, float64,
     log1p); each now compiles, Mosaic GPU taking what it can run."""
-    found = crosscompile.run(for_h100.fused_cases_on_gpu)
+    found = crosscompile.run(for_h100.fused_cases_for_gpu)
     # Every case on every jax (on 0.12 the tanh layer and its gradient
     # failed while the child's abstract mesh had jax 0.12's Explicit axes).
     assert {name: case.get("error") for name, case in found.items()} == \

@@ -113,7 +113,7 @@ def test_a_compiler_option_xla_does_not_know_is_refused():
 def test_kernels_per_step_as_xla_gpu_compiles_them_for_an_h100():
     # The chapter's own call (8000 steps): a test run compiles it once.
     rows = {r["variant"]: r for r in crosscompile.run(
-        for_h100.launches_on_gpu, variants.STEPS)}
+        for_h100.launches_for_gpu, variants.STEPS)}
     per_step = {name: r["launches per step"] for name, r in rows.items()}
     # the unknown trip count adds the condition's kernel to every step
     assert per_step["while, traced bound"] == (
@@ -132,7 +132,7 @@ def test_exercise_3_1_allows_the_kernels_that_draw_the_noise_once():
     # On an H100 the noise fuses into the MLP's kernels either way, and
     # the solution adds a few kernels before its loop (the GPU visit of
     # 2026-11-25 failed it for that): those pass, one more a step fails.
-    counts = crosscompile.run(exercises.kernels_on_gpu)
+    counts = crosscompile.run(exercises.kernels_for_gpu)
     steps = exercises.EXERCISE_STEPS
     starter, solution = counts["starter"] / steps, counts["solution"] / steps
     assert solution > starter

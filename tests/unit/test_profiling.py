@@ -196,8 +196,8 @@ def test_command_buffers_off_launch_each_kernel_on_its_own():
     """Compiled for an H100, the block runs as one command buffer (CUDA
     graph) holding its kernels; with NO_COMMAND_BUFFERS, as the same
     kernels launched one by one: what chapter 4's per-op profile needs."""
-    graph = crosscompile.run(attention.launches_on_gpu, None)  # as chapter 4
-    one_by_one = crosscompile.run(attention.launches_on_gpu,
+    graph = crosscompile.run(attention.launches_for_gpu, None)  # as chapter 4
+    one_by_one = crosscompile.run(attention.launches_for_gpu,
                                   xprof_tables.NO_COMMAND_BUFFERS)
     assert graph[0] == "kCommandBuffer"
     inside = [step.strip() for step in graph[1:]]

@@ -51,7 +51,7 @@ def test_cost_handles_missing_analysis(monkeypatch):
             return None
 
     from helpers.xla import hlo
-    monkeypatch.setattr(hlo, "compile", lambda fn, *a: NoAnalysis())
+    monkeypatch.setattr(hlo, "compiled", lambda fn, *a: NoAnalysis())
     assert roofline.cost(lambda a: a, 1.0) == roofline.Cost(None, None)
 
 
@@ -61,7 +61,7 @@ def test_cost_handles_old_list_shape(monkeypatch):
             return [{"flops": 3.0, "bytes accessed": 8.0}]
 
     from helpers.xla import hlo
-    monkeypatch.setattr(hlo, "compile", lambda fn, *a: OldAnalysis())
+    monkeypatch.setattr(hlo, "compiled", lambda fn, *a: OldAnalysis())
     assert roofline.cost(lambda a: a, 1.0) == roofline.Cost(3.0, 8.0)
 
 

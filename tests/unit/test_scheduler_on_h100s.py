@@ -12,7 +12,7 @@ pytestmark = pytest.mark.skipif(not crosscompile.available(),
 
 @pytest.fixture(scope="module")
 def rows():
-    result = crosscompile.run(schedules.schedule_on_gpu)
+    result = crosscompile.run(schedules.schedule_for_gpu)
     return {(r["plan"], r["setting"]): r for r in result["rows"]}
 
 

@@ -56,7 +56,7 @@ def test_unrolled_compile_time_grows_with_length_and_results_agree():
                     reason=str(crosscompile.why_unavailable()))
 def test_xla_gpu_products_are_reductions_counted_by_their_source():
     # On an H100 each product is a reduction fusion: no dot, no GEMM call.
-    counts = crosscompile.run(transforms.scan_products_on_gpu, 512, (4, 16))
+    counts = crosscompile.run(transforms.scan_products_for_gpu, 512, (4, 16))
     assert counts == {"scan 4": 1, "unrolled 4": 4, "scan 16": 1,
                       "unrolled 16": 16}
 
@@ -195,7 +195,7 @@ def test_claims_table_names_where_it_was_measured(measured):
                     reason=str(crosscompile.why_unavailable()))
 def test_xla_gpu_keeps_the_recomputation_that_xla_cpu_drops():
     rows = {r["remat"]: r for r in crosscompile.run(
-        transforms.remat_on_gpu, 1024, 4096, 4096)}
+        transforms.remat_for_gpu, 1024, 4096, 4096)}
     # one product per block computed again, fewer bytes kept per example
     assert rows[True]["dots"] - rows[False]["dots"] == 6
     assert rows[True]["temp MB"] < rows[False]["temp MB"]

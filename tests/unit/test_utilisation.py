@@ -44,7 +44,7 @@ def test_mfu_table_rates_each_step_against_the_bf16_peak():
 @pytest.mark.skipif(not crosscompile.available(),
                     reason="no XLA:GPU compiler here")
 def test_on_an_h100_the_mixed_steps_products_are_all_bf16():
-    types = crosscompile.run(utilisation.product_types_on_gpu, 1024, 512)
+    types = crosscompile.run(utilisation.product_types_for_gpu, 1024, 512)
     assert types[utilisation.MIXED] == ["bf16 x bf16"]
     assert types[utilisation.FLOAT32] == ["f32 x f32"]
 

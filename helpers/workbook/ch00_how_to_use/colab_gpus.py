@@ -43,9 +43,11 @@ JAX_SHARE = 0.75
 HERE_ONLY = ("cuDNN not found", "Unknown backend: 'gpu' requested")
 # What each error says is missing.
 REASONS = {
+    # XLA's words for a Pallas kernel that names Triton itself (the row
+    # kernel, Pallas's flash attention); Pallas's for one it chose
     "Triton support is only enabled for Ampere":
-        "Triton (XLA's), from compute capability 8.0",
-    "triton backend needs": "Triton (Pallas's), from compute capability 8.0",
+        "Triton, from compute capability 8.0",
+    "triton backend needs": "Triton, from compute capability 8.0",
     "mosaic backend needs": "Mosaic GPU, from compute capability 9.0",
     "Unsupported algorithm":
         "the named dot algorithms (TF32, BF16 and their passes)",
@@ -169,24 +171,32 @@ def host_seconds(log: Path | None = None) -> dict[str, float]:
     return {chapter: entry["seconds"] for chapter, entry in chapters.items()}
 
 
-def visit_seconds(log: Path | None = None) -> dict[str, float]:
-    """Each chapter's seconds at the last GPU visit (a Hopper GPU;
-    ``recorded/visit_log.json`` by default), where it ran."""
+def visit_runs(log: Path | None = None) -> dict[str, tuple[float, str]]:
+    """Each chapter's seconds at the last GPU visit
+    (``recorded/visit_log.json`` by default), where it ran, and the GPU
+    that ran it (`gpu_runs.gpu_run_seconds`: an H100 or an H200)."""
+    from helpers.workbook.ch08_workshop import gpu_runs
     log = log or recorded.root() / "visit_log.json"
-    return {entry["chapter"]: entry["seconds"]
-            for entry in json.loads(log.read_text())["chapters"]
-            if entry["status"] == "ok"}
+    ran = {entry["chapter"] for entry in json.loads(log.read_text())[
+        "chapters"] if entry["status"] == "ok"}
+    return {chapter: run for chapter, run in gpu_runs.gpu_run_seconds(
+        log, recorded.root()).items() if chapter in ran}
 
 
 def minutes_on(gpu: str) -> dict[str, float]:
-    """Each chapter's predicted minutes on ``gpu`` (one of `COLAB`), as
-    the how-to page's table gives them; empty where nothing is recorded."""
+    """Each chapter's estimated minutes on ``gpu`` (one of `COLAB`): the
+    how-to page's sum, times the ratio the chapter's own run at the last
+    GPU visit showed where it ran there (`against_the_h100`); empty where
+    nothing is recorded."""
     costs = load()
     if costs is None:
         return {}
     rows = table(costs, host_seconds())
+    ratio = against_the_h100(rows, visit_runs(), labels=False)[
+        "visit / sum"]
     mine = rows[(rows["gpu"] == gpu) & rows["minutes"].notna()]
-    return dict(zip(mine["chapter"], mine["minutes"]))
+    return {chapter: minutes * ratio.get(chapter, 1.0)
+            for chapter, minutes in zip(mine["chapter"], mine["minutes"])}
 
 
 def by_gpu(rows: pd.DataFrame) -> pd.DataFrame:
@@ -217,22 +227,32 @@ def _one_decimal(minutes: float) -> str:
 
 
 def against_the_h100(rows: pd.DataFrame,
-                     visits: dict[str, float]) -> pd.DataFrame:
-    """The sum for the H100 beside the seconds a Hopper GPU took at the
-    last visit, for each chapter that ran there, and the T4's sum scaled
-    by that chapter's ratio."""
+                     runs: dict[str, tuple[float, str]],
+                     labels: bool = True) -> pd.DataFrame:
+    """The sum for the H100 beside the minutes a Hopper GPU took at the
+    last visit (`visit_runs`: the GPU named; an H200's floors are at most
+    the H100's, so its ratio is if anything understated), for each
+    chapter that ran there, and the T4's sum scaled by that chapter's
+    ratio; rows by the tables' `LABELS`, or by chapter."""
     h100 = rows[rows["gpu"] == REFERENCE].set_index("chapter")
     t4 = rows[rows["gpu"] == "T4"].set_index("chapter")
-    ran = [chapter for chapter in h100.index if chapter in visits]
+    ran = [chapter for chapter in h100.index if chapter in runs]
     table = pd.DataFrame({
+        "ran on": [_model(runs[chapter][1]) for chapter in ran],
+        "visit, min": [runs[chapter][0] / 60 for chapter in ran],
         "H100 sum, min": h100.loc[ran, "minutes"],
-        "visit, min": [visits[chapter] / 60 for chapter in ran],
         "T4 sum, min": t4.loc[ran, "minutes"]}, index=ran)
     table["visit / sum"] = table["visit, min"] / table["H100 sum, min"]
-    table["T4 sum x ratio, min"] = table["T4 sum, min"] \
-        * table["visit / sum"]
-    table.index = [LABELS[chapter] for chapter in ran]
+    table["T4 estimate, min"] = table["T4 sum, min"] * table["visit / sum"]
+    if labels:
+        table.index = [LABELS[chapter] for chapter in ran]
     return table
+
+
+def _model(device: str) -> str:
+    """``'H100'`` for ``'NVIDIA H100 80GB HBM3'``."""
+    from helpers.measuring import machine
+    return machine.short_name(device)
 
 
 def lacking(rows: pd.DataFrame) -> pd.DataFrame:

@@ -4,7 +4,7 @@ and what XLA:GPU compiles each of them to.
 ``a`` is ``(..., 3, K)`` and ``b`` is ``(..., K, 1)``: a batch of 3xK
 matrices times K-vectors. Every version computes the same numbers; they
 differ in the reduction they hand to XLA, and in the bytes the compiled
-program moves, which `structure_on_gpu` reads from a compilation for an
+program moves, which `structure_for_gpu` reads from a compilation for an
 H100 (`helpers.xla.crosscompile`).
 """
 
@@ -47,7 +47,7 @@ def batch_minor(a_t: jax.Array, b_t: jax.Array) -> jax.Array:
 def batch_minor_with_transposes(a: jax.Array, b: jax.Array) -> jax.Array:
     """Transpose, reduce, transpose back, in one program. XLA:GPU sees
     through the transposes and compiles the same reduction as ``a @ b``
-    (`structure_on_gpu` shows it), so this measures nothing new."""
+    (`structure_for_gpu` shows it), so this measures nothing new."""
     out = batch_minor(*to_batch_minor(a, b))
     return out.T.reshape(*a.shape[:-1], 1)
 
@@ -115,7 +115,7 @@ def versions_here(arch: tuple[int, int] | None = None) -> dict[str, Fix]:
     return {name: fn for name, fn in VERSIONS.items() if name not in missing}
 
 
-def structure_on_gpu(k: int, dtype: str = "float32",
+def structure_for_gpu(k: int, dtype: str = "float32",
                      batch: int = 1_000_000) -> list[dict[str, Any]]:
     """A child function (`helpers.xla.crosscompile.run`): each version of
     `VERSIONS` compiled for an H100 at ``batch`` rows, with its kernels,
@@ -166,7 +166,7 @@ DOT_CASES = {
 }
 
 
-def strength_reduction_on_gpu() -> list[dict[str, Any]]:
+def strength_reduction_for_gpu() -> list[dict[str, Any]]:
     """A child function (`helpers.xla.crosscompile.run`): for each of
     `DOT_CASES`, whether the module compiled for an H100 still computes a
     matrix product (a dot or GEMM kernel) or a multiply and a reduce."""

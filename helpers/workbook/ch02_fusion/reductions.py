@@ -127,7 +127,7 @@ def _with_x64(dtypes: Sequence[str]) -> None:
         jax.config.update("jax_enable_x64", True)
 
 
-def kinds_on_gpu(ks: Sequence[int], dtypes: Sequence[str] = ("float32",),
+def kinds_for_gpu(ks: Sequence[int], dtypes: Sequence[str] = ("float32",),
                  batch: Sequence[int] = (1000, 1000)) -> list[dict]:
     """The fusion kind XLA:GPU gives the reduce of ``a @ b`` for each K and
     dtype, compiled for an H100 (run through `helpers.xla.crosscompile.run`).
@@ -145,7 +145,7 @@ def kinds_on_gpu(ks: Sequence[int], dtypes: Sequence[str] = ("float32",),
     return rows
 
 
-def reduce_kinds_on_gpu(cases: Sequence[tuple[Sequence[int],
+def reduce_kinds_for_gpu(cases: Sequence[tuple[Sequence[int],
                                               Sequence[int]]]
                         ) -> list[str]:
     """XLA:GPU's fusion kind for ``x.sum(axis=reduced)`` of each
@@ -166,9 +166,9 @@ PREDICT_KS = range(2, 81)  # K=1 is no reduction: XLA drops it
 
 
 def kinds_for_h100(dtype: str = "float32") -> list[dict]:
-    """`kinds_on_gpu` for every K in PREDICT_KS in ``dtype``: the
+    """`kinds_for_gpu` for every K in PREDICT_KS in ``dtype``: the
     chapter's table and the exercise's truth make the same call, so a
     test run that keeps results (`helpers.xla.crosscompile.run`) compiles
     them once."""
     from helpers.xla import crosscompile
-    return crosscompile.run(kinds_on_gpu, list(PREDICT_KS), [dtype])
+    return crosscompile.run(kinds_for_gpu, list(PREDICT_KS), [dtype])

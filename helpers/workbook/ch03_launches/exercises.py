@@ -127,7 +127,7 @@ def launches_within(per_step: float, starter: float) -> bool | str:
     return True
 
 
-def kernels_on_gpu() -> dict[str, int]:
+def kernels_for_gpu() -> dict[str, int]:
     """The kernels one call of the starter and of the solution launches,
     loops unrolled, compiled for an H100 (run through
     `helpers.xla.crosscompile.run`)."""

@@ -2,7 +2,7 @@
 machine: the kernels each step launches, which loop bodies become CUDA
 graphs, and the fused kernels' Pallas backends.
 
-Each ``*_on_gpu`` function is a child function for
+Each ``*_for_gpu`` function is a child function for
 `helpers.xla.crosscompile.run`: it runs in a fresh process whose JAX has
 the CUDA plugin, compiles without running, and returns what it read. The
 variants themselves live in `helpers.workbook.ch03_launches.variants`;
@@ -38,7 +38,7 @@ from helpers.workbook.ch03_launches.variants import (
 from helpers.xla import hlo
 
 
-def launches_on_gpu(steps: int = STEPS) -> list[dict[str, Any]]:
+def launches_for_gpu(steps: int = STEPS) -> list[dict[str, Any]]:
     """Kernels per step of every variant as XLA:GPU compiles it for an
     H100 (run through `helpers.xla.crosscompile.run`), float32."""
     from helpers.xla import crosscompile
@@ -59,7 +59,7 @@ def launches_on_gpu(steps: int = STEPS) -> list[dict[str, Any]]:
     return rows
 
 
-def graphs_on_gpu(steps: int = STEPS, min_graph_size: int | None = None
+def graphs_for_gpu(steps: int = STEPS, min_graph_size: int | None = None
                   ) -> list[dict[str, Any]]:
     """Whether each variant's loop body runs as one CUDA graph on an
     H100: XLA:GPU's thunk sequence, compiled here (run through
@@ -104,7 +104,7 @@ def _with_steps(variant: Callable[..., Any], weights: Weights,
     return variant(weights, key, steps)
 
 
-def fused_cases_on_gpu() -> dict[str, Any]:
+def fused_cases_for_gpu() -> dict[str, Any]:
     """A child function (`helpers.xla.crosscompile.run`): the steps the GPU
     tests run through `fused_scan` (a 16x16 tanh layer, its gradient, the
     source's 1 -> 12 -> 1 softplus MLP in float32 and float64), each
@@ -156,7 +156,7 @@ def fused_cases_on_gpu() -> dict[str, Any]:
     return found
 
 
-def side_by_side_on_gpu(chains: int = 10_000, steps: int = STEPS,
+def side_by_side_for_gpu(chains: int = 10_000, steps: int = STEPS,
                         backend: Backend = "triton") -> dict[str, Any]:
     """A child function (`helpers.xla.crosscompile.run`): `fused_side_by_side`
     compiled for an H100 with ``backend``, with its custom calls, and (for
@@ -174,7 +174,7 @@ def side_by_side_on_gpu(chains: int = 10_000, steps: int = STEPS,
             "warps per program": config.get("num_warps")}
 
 
-def fused_backends_on_gpu(steps: int = STEPS) -> dict[str, Any]:
+def fused_backends_for_gpu(steps: int = STEPS) -> dict[str, Any]:
     """A child function (`helpers.xla.crosscompile.run`): `fused` compiled for
     an H100 with each Pallas backend, its custom calls and kernels, and
     which backend `fused_scan` picks for the H100 by itself."""

@@ -3,7 +3,7 @@
 The chapter's recordings (``03_launches/variants``, ``unroll``,
 ``command_buffers``, ``goals``) are read here, with what XLA:GPU compiles
 for an H100 on this machine (which loop bodies become CUDA graphs:
-`helpers.workbook.ch03_launches.for_h100.graphs_on_gpu`). Each function
+`helpers.workbook.ch03_launches.for_h100.graphs_for_gpu`). Each function
 returns a table or the numbers one of the page's paragraphs quotes; the
 page writes the sentences and checks each claim against these numbers
 (`helpers.page.claims.check`).
@@ -79,7 +79,7 @@ def in_graph(table: pd.DataFrame, compiled: dict[str, bool | None]
 def graph_split(rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Which loop bodies XLA:GPU makes one CUDA graph for an H100
     (``rows``: setting to `helpers.workbook.ch03_launches.for_h100.
-    graphs_on_gpu` rows, ``'default'`` and ``'minimum 1'``): the graphed
+    graphs_for_gpu` rows, ``'default'`` and ``'minimum 1'``): the graphed
     loops and the others as lists a sentence quotes (``graphs``,
     ``plain``), the steps of each plain body (``steps``, and
     ``plain_steps`` in words), and whether every body is a graph with the

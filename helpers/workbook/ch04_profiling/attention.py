@@ -285,7 +285,7 @@ def xprof_views(folder: str | Path, tools: tuple[str, ...] = XPROF_TOOLS
     return views
 
 
-def launches_on_gpu(compiler_options: dict[str, Any] | None = None,
+def launches_for_gpu(compiler_options: dict[str, Any] | None = None,
                     sizes: dict[str, int] | None = None) -> list[str]:
     """How XLA:GPU launches the block's kernels on an H100 (run through
     `helpers.xla.crosscompile.run`): its thunk sequence, the list of steps the

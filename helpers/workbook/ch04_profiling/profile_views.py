@@ -95,7 +95,7 @@ def show_xprof_views(views: dict[str, Any], where: str = "") -> None:
 
 def thunk_table(sequences: dict[str, list[str]]) -> pd.DataFrame:
     """How many steps of each kind XLA:GPU's runtime launches, for each
-    setting's thunk sequence (`attention.launches_on_gpu`: one line a
+    setting's thunk sequence (`attention.launches_for_gpu`: one line a
     step, steps inside a command buffer indented): one row a setting.
 
     Example:
@@ -146,7 +146,7 @@ def thunks_against_profile(steps: list[str], events: pd.DataFrame,
     them and as a recorded GPU profile ran them.
 
     Args:
-        steps: one setting's thunk sequence (`attention.launches_on_gpu`).
+        steps: one setting's thunk sequence (`attention.launches_for_gpu`).
         events: the recorded profile's device events
             (`trace.device_events`) of one version, ``calls`` calls' worth
             (`version_events`).

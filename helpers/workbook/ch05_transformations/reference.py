@@ -68,7 +68,7 @@ def forward_numbers(data: dict[str, Any]) -> dict[str, Any]:
 def remat_plan_numbers(compiled: pd.DataFrame,
                        memory: tuple[Worked, Worked]) -> dict[str, float]:
     """XLA:GPU's plan for the plain and checkpointed steps
-    (`transforms.remat_on_gpu`, rows ``remat`` False and True): matrix
+    (`transforms.remat_for_gpu`, rows ``remat`` False and True): matrix
     products, kB each example adds to the peak and its share of the
     predicted bytes (``memory``, `predictions.remat_bytes`), how many
     times as large a batch fits checkpointed, and temporary memory (MB,

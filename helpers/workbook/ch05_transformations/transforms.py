@@ -287,7 +287,7 @@ def _peak_bytes(compiled: Any) -> int:
             + m.temp_size_in_bytes - m.alias_size_in_bytes)
 
 
-def scan_products_on_gpu(width: int, lengths: tuple[int, ...]
+def scan_products_for_gpu(width: int, lengths: tuple[int, ...]
                          ) -> dict[str, int]:
     """`scan_vs_unrolled`'s products column as XLA:GPU compiles it for an
     H100 (run through `helpers.xla.crosscompile.run`), keyed
@@ -305,7 +305,7 @@ def scan_products_on_gpu(width: int, lengths: tuple[int, ...]
     return counts
 
 
-def remat_on_gpu(width: int, hidden: int, batch: int) -> list[dict]:
+def remat_for_gpu(width: int, hidden: int, batch: int) -> list[dict]:
     """`remat_table`'s compile-time columns as XLA:GPU compiles them for
     an H100, with and without checkpointing: temporary memory and matrix
     products at ``batch``, and the bytes each example adds to the step's

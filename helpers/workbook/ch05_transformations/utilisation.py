@@ -149,7 +149,7 @@ def mfu_table(sizes: tuple[tuple[int, int], ...]) -> pd.DataFrame:
     return table
 
 
-def product_types_on_gpu(width: int = 8192, batch: int = 8192
+def product_types_for_gpu(width: int = 8192, batch: int = 8192
                          ) -> dict[str, list[str]]:
     """For each step, the operand types of every matrix product XLA:GPU
     compiles for an H100 (through `helpers.xla.crosscompile.run`): the

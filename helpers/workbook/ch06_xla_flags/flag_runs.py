@@ -97,7 +97,7 @@ def module_digest(text: str) -> str:
     return hashlib.sha256(bare.encode()).hexdigest()[:12]
 
 
-def modules_on_gpu(name: str, settings: dict[str, dict[str, Any]]
+def modules_for_gpu(name: str, settings: dict[str, dict[str, Any]]
                    ) -> dict[str, str]:
     """The digest of program ``name``'s optimised module compiled for an
     H100 at the GPU's size under each setting's compiler options (run
@@ -112,7 +112,7 @@ def modules_on_gpu(name: str, settings: dict[str, dict[str, Any]]
         for label, options in settings.items()}
 
 
-def loop_body_on_gpu(name: str) -> dict[str, Any]:
+def loop_body_for_gpu(name: str) -> dict[str, Any]:
     """How XLA:GPU launches program ``name``'s loop body on an H100, read
     from its thunk sequence (run through `helpers.xla.crosscompile.run`):
     the body's operations (kernels and copies, inside a graph or not),

@@ -68,7 +68,7 @@ class Prediction:
 
 def gemm_any(digests: dict[str, str] | None) -> Prediction:
     """From the matmul's modules compiled here for an H100 with the flag
-    and without it (`flag_runs.modules_on_gpu`): the same module, the
+    and without it (`flag_runs.modules_for_gpu`): the same module, the
     same time; another module, or none compiled, no call."""
     same = digests is not None and len(set(digests.values())) == 1
     return Prediction("matmul_epilogue", GEMM_ANY,
@@ -120,7 +120,7 @@ def graphs_off(graphs: dict[str, Any] | None, effects: dict[str, Any] | None,
         graphs: chapter 3's recording.
         effects: this chapter's recording (the default's call time and
             its kernels a call).
-        body: `flag_runs.loop_body_on_gpu` for the loop, or None without
+        body: `flag_runs.loop_body_for_gpu` for the loop, or None without
             XLA:GPU's compiler here. With it, the kernels in graphs are
             the compiled loop's (all its steps' operations when its body
             is a graph, none when it is below a graph's minimum size);

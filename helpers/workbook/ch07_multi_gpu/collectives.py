@@ -303,7 +303,7 @@ def compile_only_gpus(n: int) -> jax.sharding.Mesh:
     return jax.sharding.Mesh(grid, ("data", "model"))
 
 
-def combine_on_gpu(devices: int = 8, layers: int = 6) -> dict[str, Any]:
+def combine_for_gpu(devices: int = 8, layers: int = 6) -> dict[str, Any]:
     """For each combine threshold: the collectives XLA:GPU compiles for
     the data-parallel and FSDP gradient steps of a ``layers``-block MLP
     whose weights are 1 MiB each, on ``devices`` compile-only GPUs."""

@@ -16,7 +16,7 @@ from jax.sharding import NamedSharding
 from helpers.workbook.ch07_multi_gpu import collectives
 from helpers.xla import hlo
 
-# XLA:GPU's scheduling settings compared by `schedule_on_gpu`. In jaxlib
+# XLA:GPU's scheduling settings compared by `schedule_for_gpu`. In jaxlib
 # 0.10.2, off by its flag, the latency hiding scheduler still runs on
 # Hopper while XLA's speed-of-light latency estimator is on (its
 # default); in 0.12 the flag alone stops it. With both off the
@@ -32,7 +32,7 @@ SCHEDULER_SETTINGS: dict[str, dict[str, bool]] = {
 }
 
 
-def schedule_on_gpu(devices: int = 8, layers: int = 6,
+def schedule_for_gpu(devices: int = 8, layers: int = 6,
                     rows_per_device: int = 2048) -> dict[str, Any]:
     """The data-parallel and FSDP gradient steps of a ``layers``-block MLP
     (1 MiB weights) compiled for ``devices`` compile-only GPUs under each

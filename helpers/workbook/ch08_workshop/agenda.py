@@ -9,7 +9,7 @@ its exercises, and to talk them over:
   with code: half the average silent reading rate of non-fiction, 238
   words a minute (Brysbaert 2019), since such text is read slower;
 * running: the seconds the chapter took when a GPU visit last executed
-  it (`gpu_run_seconds`, from the visit log kept with the recordings),
+  it (`gpu_runs.gpu_run_seconds`, from the visit log kept with the recordings),
   since a workshop runs on GPUs at the reference sizes; for a chapter no
   visit has run, the seconds its cells took when last executed here, from
   the timestamps Jupyter stores with each cell. Beside it, the seconds of
@@ -33,7 +33,6 @@ free, and names the chapters that do not fit, to set as homework;
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from datetime import datetime
@@ -126,33 +125,6 @@ def run_seconds(notebook: nbformat.NotebookNode) -> float | None:
 
 def _time(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-
-
-def gpu_run_seconds(log: Path, recorded_root: Path
-                    ) -> dict[str, tuple[float, str]]:
-    """Each chapter's last execution on a GPU visit: its seconds, and the
-    GPU, as the log names it or, for an older log that does not, as the
-    chapter's newest recording does ("a GPU" where it has none). Empty
-    without a log."""
-    if not log.exists():
-        return {}
-    runs = {}
-    for entry in json.loads(log.read_text())["chapters"]:
-        device = entry.get("device") or _newest_recording_device(
-            recorded_root, entry["chapter"]) or "a GPU"
-        runs[entry["chapter"]] = (float(entry["seconds"]), device)
-    return runs
-
-
-def _newest_recording_device(root: Path, chapter: str) -> str | None:
-    """The device of the newest recording of ``chapter`` under ``root``."""
-    dated = []
-    for path in root.glob(f"*/{chapter}/*.json"):
-        provenance = json.loads(path.read_text()).get("provenance", {})
-        if "device" in provenance:
-            dated.append((str(provenance.get("date", "")),
-                          provenance["device"]))
-    return max(dated)[1] if dated else None
 
 
 def _short_gpu(name: str) -> str:

@@ -23,7 +23,7 @@ from helpers.xla.hlo.collectives import (AsyncWindow, Collective,
                                          collectives, most_in_flight)
 from helpers.xla.hlo.compare import (canonical_lines, changed_ops,
                                      program_diff)
-from helpers.xla.hlo.compiling import (Program, aliases, compile,
+from helpers.xla.hlo.compiling import (Program, aliases, compiled,
                                        compiled_text, op_names)
 from helpers.xla.hlo.kernels import (CustomCall, Fusion, FusionKind,
                                      WhileLoop, custom_calls, executed_count,
@@ -36,7 +36,7 @@ from helpers.xla.hlo.parsing import Alias, Instruction, Module, Shape, parse
 __all__ = ["Alias", "AsyncWindow", "Collective", "CustomCall", "Fusion",
            "FusionKind", "Instruction", "Module", "Program", "Shape",
            "WhileLoop", "aliases", "async_windows", "canonical_lines",
-           "changed_ops", "collective_counts", "collectives", "compile",
+           "changed_ops", "collective_counts", "collectives", "compiled",
            "compiled_text",
            "custom_calls", "executed_count", "fusions", "kernel_count",
            "kernels", "launch_summary", "matrix_products", "most_in_flight",

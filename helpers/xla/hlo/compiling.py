@@ -30,7 +30,7 @@ _ALIAS = re.compile(r"\{(?P<out>[\d,\s]*)\}:\s*\((?P<param>\d+),\s*"
 Program = Callable[..., Any] | str | None
 
 
-def compile(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def compiled(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Lower and compile ``fn`` for ``args``, with errors a reader can act on.
 
     Args:
@@ -41,7 +41,7 @@ def compile(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         The `jax.stages.Compiled` object.
 
     Example:
-        >>> compile(lambda x: x + 1, jnp.ones(3)).as_text()[:9]
+        >>> compiled(lambda x: x + 1, jnp.ones(3)).as_text()[:9]
         'HloModule'
     """
     if not callable(fn):
@@ -72,7 +72,7 @@ def _describe_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
 
 def compiled_text(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
     """The optimised HLO module XLA compiled for ``fn(*args)``, as text."""
-    return compile(fn, *args, **kwargs).as_text()
+    return compiled(fn, *args, **kwargs).as_text()
 
 
 def module_text(fn_or_text: Program,
