@@ -223,7 +223,15 @@ def by_gpu(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _one_decimal(minutes: float) -> str:
-    return "" if pd.isna(minutes) else f"{minutes:.1f}"
+    """Minutes to a tenth, "<0.1" below that, "" where unknown.
+
+    Example:
+        >>> _one_decimal(1.66), _one_decimal(0.04), _one_decimal(float("nan"))
+        ('1.7', '<0.1', '')
+    """
+    if pd.isna(minutes):
+        return ""
+    return "<0.1" if minutes < 0.05 else f"{minutes:.1f}"
 
 
 def against_the_h100(rows: pd.DataFrame,
