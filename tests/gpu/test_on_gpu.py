@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from helpers.measuring import bench, machine, roofline
+from helpers.measuring import bench, datasheet, machine, roofline
 
 pytestmark = pytest.mark.gpu
 
@@ -20,9 +20,12 @@ def test_provenance_names_the_gpu():
 
 
 def test_copy_bandwidth_is_that_of_a_gpu():
-    # Every CUDA GPU the book targets (T4 and newer) moves > 200 GB/s;
-    # an H100's HBM3 is rated 3.35 TB/s.
-    assert 2e11 < roofline.copy_bandwidth() < 4e12
+    # Every CUDA GPU the book targets (T4 and newer) moves > 200 GB/s, and
+    # none beats its datasheet: an H200 copied 4.25 TB/s against its rated
+    # 4.8 (2026-11-28), over the 4 TB/s an H100-only bound allowed.
+    sheet = datasheet.peaks(machine.describe()["device"])
+    ceiling = sheet.memory_bytes_per_s if sheet else 1e13
+    assert 2e11 < roofline.copy_bandwidth() < ceiling
 
 
 def test_blocking_time_exceeds_dispatch_time():

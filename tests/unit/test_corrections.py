@@ -119,7 +119,8 @@ def test_the_ceilings_stand_beside_the_datasheet():
     tf32 = recording.matmul_rates(summary.data).default * 1e12
     assert copy / h100.memory_bytes_per_s == pytest.approx(0.897, abs=0.001)
     assert tf32 / h100.tf32_flops_per_s == pytest.approx(0.80, abs=0.005)
-    # the H200's copy beside its own datasheet: 89.0% of 4.8 TB/s
+    # the H200's copy beside its own datasheet: 88.5% of 4.8 TB/s (its
+    # recording of 2026-11-28; 89.0% in that of 2026-11-26)
     assert "of which the copy reached " \
         "{glue:text}`h200_copy_of_datasheet`" in text
     from helpers.workbook.ch01_measuring import across_gpus
@@ -127,7 +128,7 @@ def test_the_ceilings_stand_beside_the_datasheet():
              if r.short_name == "H200"]
     pair = across_gpus.comparison_numbers(summary.data, h200.data)
     assert pair["other_copy_gbps"] * 1e9 / 4.8e12 == pytest.approx(
-        0.890, abs=0.001)
+        0.885, abs=0.001)
 
 
 # --- 5. chapter 5: bf16's speed-up, casts included or not ---------------
