@@ -88,6 +88,35 @@ def _fixes_elsewhere(data: dict[str, Any]) -> str:
             + ", ".join(verdicts.percent(share) for share in shares) + ")")
 
 
+def _reads_elsewhere(data: dict[str, Any]) -> str | None:
+    """Chapter 2's read goal from another GPU's recording: the Pallas row
+    kernel's slowest K in float32 and float64, of that GPU's own read
+    ceiling; None for a recording made before either was measured."""
+    from helpers.workbook.ch02_fusion import verdicts
+    rows = verdicts.table(data)
+    if not data.get("read_gbps") or \
+            "Pallas row kernel" not in set(rows["version"]):
+        return None
+    worst = verdicts.read_report(rows, data["read_gbps"])[
+        "worst of read ceiling"].xs("Pallas row kernel")
+    shares = [worst[dtype] for dtype in ("float32", "float64")]
+    met = min(shares) >= verdicts.READ_GOAL
+    return (f"{'met' if met else 'not met'} ("
+            + ", ".join(verdicts.percent(share) for share in shares) + ")")
+
+
+def _chains_elsewhere(data: dict[str, Any]) -> str:
+    """Chapter 3's goal read from another GPU's recording: one chain's
+    best fused kernel by device time over that host's CPU, and the CPU's
+    time over the best side-by-side layout for 10,000 chains."""
+    from helpers.workbook.ch03_launches import verdicts
+    chains = verdicts.chain_numbers(data)
+    one, many = chains["one_ratio"], chains["many_speedup"]
+    met = one <= ONE_CHAIN_GOAL and many is not None and many >= 50
+    shown = "no side-by-side layout" if many is None else f"{many:.0f}"
+    return f"{'met' if met else 'not met'} ({one:.3f}, {shown})"
+
+
 GOALS = [
     Goal("01_measuring", "on the reference GPU, a large array's calls "
          "timed back to back agree with its device time within 5%",
@@ -109,14 +138,16 @@ GOALS = [
          lambda v: all(float(v[f"gpu_read_worst_{dtype}"]) >= 90
                        for dtype in ("float32", "float64")),
          ("float32, slowest K, % of the read ceiling",
-          "float64, slowest K, % of the read ceiling"), "02_fusion/fixes"),
+          "float64, slowest K, % of the read ceiling"), "02_fusion/fixes",
+         _reads_elsewhere),
     Goal("03_launches", "by device time, one chain of the 8000-step loop "
          f"in at most {ONE_CHAIN_GOAL} of the CPU's time, and 10,000 chains "
          "at least 50 times as fast", ("one_chain_ratio", "many_chain_ratio"),
          lambda v: float(v["one_chain_ratio"]) <= ONE_CHAIN_GOAL
          and float(v["many_chain_ratio"]) >= 50,
          ("one chain, GPU time / CPU time",
-          "10,000 chains, CPU time / GPU time"), "03_launches/goals"),
+          "10,000 chains, CPU time / GPU time"), "03_launches/goals",
+         _chains_elsewhere),
     Goal("04_profiling", "on synthetic timings with a known answer: A/A "
          "false positives at most 5% and a 3% difference found with at "
          "least 90% power, each within sampling error (one-sided binomial "
