@@ -48,6 +48,10 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 ROOT = Path(__file__).resolve().parents[1]
+# The book's helpers, importable however the script is started: on the
+# GPU host `python3 scripts/gpu_visit.py` has only scripts/ on its path.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 CHAPTERS = ROOT / "chapters"
 # The order a visit executes the book in: the chapters that measure first,
 # then the field guide, the how-to, the workshop and the reproducibility
@@ -114,6 +118,9 @@ class ChapterRun(_ChapterRunKeys, total=False):
     """One chapter's entry in the visit log."""
 
     output: str  # the output's tail, when the status is not "ok"
+    # the claims the chapter's GPU data contradicted
+    # (`helpers.page.claims`): its recordings are kept, its page is not
+    contradicted: list[dict[str, str]]
 
 
 class GpuTestsRun(TypedDict):
@@ -199,7 +206,6 @@ def time_here(chapters: list[str], log: Path = DRY_RUN_LOG,
     seconds in ``log``."""
     import nbformat
 
-    sys.path.insert(0, str(ROOT))
     from helpers.measuring import machine
     from helpers.page import executions
     kept = json.loads(log.read_text()) if log.exists() else {"chapters": {}}
@@ -310,8 +316,13 @@ def _execute(chapter: str, staging: Path, timeout: float,
     """One chapter, in a child process: recordings, and the executed
     chapter as the GPU's page, go straight into the staging folder as
     they are made."""
+    from helpers.page import claims
+    claims_log = staging / "claims" / f"{chapter}.jsonl"
+    claims_log.parent.mkdir(parents=True, exist_ok=True)
+    claims_log.unlink(missing_ok=True)
     env = {**os.environ, "BOOK_RECORD": "1", "PYTHONUNBUFFERED": "1",
-           "BOOK_RECORD_TO": str(staging / "recorded")}
+           "BOOK_RECORD_TO": str(staging / "recorded"),
+           claims.LOG_VARIABLE: str(claims_log)}
     begin = time.monotonic()
     try:
         done = subprocess.run(
@@ -328,6 +339,10 @@ def _execute(chapter: str, staging: Path, timeout: float,
                           "seconds": seconds}
     if status != "ok":
         result["output"] = tail
+    if found := claims.contradicted(claims_log):
+        result["contradicted"] = found
+        print(f"gpu_visit: {chapter}: {len(found)} claims contradicted",
+              flush=True)
     return result
 
 
@@ -404,7 +419,6 @@ def unpack(archive: Path, recorded_root: Path | None = None,
         ValueError: the archive has no visit log, or a recording fails
             its schema or provenance check.
     """
-    sys.path.insert(0, str(ROOT))
     from helpers.measuring import machine, recorded
     recorded_root = recorded_root or recorded.root()
     with tempfile.TemporaryDirectory() as folder:
@@ -432,6 +446,12 @@ def unpack(archive: Path, recorded_root: Path | None = None,
             elif log.get("device") and not pages:
                 refused[chapter] = "no executed page"
             else:
+                if entry.get("contradicted"):
+                    # the sentences must be rewritten: a page whose claims
+                    # its own data contradict is not one to show
+                    pages = {}
+                    refused[chapter] = "page not kept: rewrite " + "; ".join(
+                        repr(c["claim"]) for c in entry["contradicted"])
                 for device, page in pages.items():
                     target = recorded_root / device / page.name
                     target.parent.mkdir(parents=True, exist_ok=True)

@@ -7,12 +7,26 @@ the test that decides it. When a new recording contradicts the sentence,
 the page fails to build and names the claim: the author then rewrites
 the sentence. A dry run's numbers are this machine's, not the GPU's the
 sentence is about, so only a GPU's data are checked.
+
+On a GPU visit (`scripts/gpu_visit.py`) a contradicted claim does not
+stop the chapter: the device time left would measure nothing. With
+`LOG_VARIABLE` set, `check` appends the claim to that file and goes on;
+the visit then keeps the chapter's recordings but not its page, and
+names the claims to rewrite (`contradicted` reads them back).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+# The environment variable naming the file a visit collects contradicted
+# claims in, one JSON object a line.
+LOG_VARIABLE = "BOOK_CLAIMS_LOG"
 
 
 class ClaimContradicted(AssertionError):
@@ -36,7 +50,8 @@ def check(result: Any, claim: str, holds: bool | Callable[[], bool]
             may lack what the test reads).
 
     Raises:
-        ClaimContradicted: a GPU's data contradict the claim.
+        ClaimContradicted: a GPU's data contradict the claim (on a visit,
+            with `LOG_VARIABLE` set, it is noted there instead).
 
     Example:
         >>> from helpers.measuring.results import Result
@@ -54,9 +69,25 @@ def check(result: Any, claim: str, holds: bool | Callable[[], bool]
     on_gpus = all(getattr(r, "measured_on_a_gpu", False) for r in quoted)
     if on_gpus and not (holds() if callable(holds) else holds):
         names = ", ".join(getattr(r, "name", "?") for r in quoted)
-        raise ClaimContradicted(
-            f"the page says {claim!r}, and the recording ({names}) no "
-            "longer supports it: rewrite the sentence.")
+        message = (f"the page says {claim!r}, and the recording ({names}) "
+                   "no longer supports it: rewrite the sentence.")
+        log = os.environ.get(LOG_VARIABLE)
+        if not log:
+            raise ClaimContradicted(message)
+        with Path(log).open("a") as out:
+            out.write(json.dumps({"claim": claim, "recordings": names})
+                      + "\n")
+        print(f"claim contradicted (noted for the visit): {message}",
+              file=sys.stderr)
+
+
+def contradicted(log: Path) -> list[dict[str, str]]:
+    """The claims a visit noted in ``log`` (`LOG_VARIABLE`), each
+    ``{'claim', 'recordings'}``; empty when the file is missing."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()
+            if line.strip()]
 
 
 def check_here(claim: str, holds: bool) -> None:

@@ -46,16 +46,27 @@ BROKEN = PROBE.replace("90_probe/result", "91_broken/result").replace(
     'recorded.save("91_broken/result", {"ok": 1})', 'raise RuntimeError("x")')
 SHORT = PROBE.replace("90_probe", "92_short") + (
     '\n<!-- it also asks live_or_recorded("92_short/other", ...) -->\n')
+# A chapter whose GPU data contradict a sentence before its last
+# recording: the visit notes the claim and measures on.
+CLAIMED = PROBE.replace("90_probe", "94_claimed").replace(
+    '# the chapter\'s cells would ask:',
+    'from helpers.page import claims\n'
+    'claims.check(results.Result("94_claimed/result", "recorded", {}, {}),'
+    ' "one is more than two", 1 > 2)\n'
+    'recorded.save("94_claimed/later", {"ok": 2})\n'
+    '# results.live_or_recorded("94_claimed/later", f)\n'
+    '# the chapter\'s cells would ask:')
 
 
 @pytest.fixture(scope="module")
 def visit(tmp_path_factory):
     chapters = tmp_path_factory.mktemp("chapters")
     for name, text in (("90_probe", PROBE), ("91_broken", BROKEN),
-                       ("92_short", SHORT)):
+                       ("92_short", SHORT), ("94_claimed", CLAIMED)):
         (chapters / f"{name}.md").write_text(text)
     out = tmp_path_factory.mktemp("out")
-    log = gpu_visit.run(["90_probe", "91_broken", "92_short", "93_late"],
+    log = gpu_visit.run(["90_probe", "91_broken", "92_short", "94_claimed",
+                         "93_late"],
                         out, budget_s=300, chapters_dir=chapters,
                         times={"93_late": 10_000})
     return chapters, out, log
@@ -151,11 +162,33 @@ def test_a_page_stamped_by_another_gpu_is_refused(visit, tmp_path):
         gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec", chapters)
 
 
+def test_a_contradicted_claim_is_noted_and_the_chapter_measures_on(
+        visit, tmp_path):
+    chapters, out, log = visit
+    [run] = [c for c in log["chapters"] if c["chapter"] == "94_claimed"]
+    assert run["status"] == "ok"
+    assert run["contradicted"] == [{"claim": "one is more than two",
+                                    "recordings": "94_claimed/result"}]
+    # on a GPU: the recordings are kept, the page is not, and the claim to
+    # rewrite is named
+    staging = staged(out, tmp_path / "staging")
+    on_a_gpu(staging)
+    with_page(staging, "94_claimed", H100)
+    gpu_visit.pack(staging, tmp_path / "gpu.tar.gz")
+    result = gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec",
+                              chapters)
+    assert {"94_claimed/result", "94_claimed/later"} <= set(
+        result["copied"])
+    assert result["refused"]["94_claimed"] == (
+        "page not kept: rewrite 'one is more than two'")
+    assert not list((tmp_path / "rec").glob("*/94_claimed.ipynb"))
+
+
 def test_unpack_copies_complete_chapters_and_refuses_the_rest(visit,
                                                               tmp_path):
     chapters, out, _ = visit
     result = gpu_visit.unpack(out / gpu_visit.ARCHIVE, tmp_path, chapters)
-    assert result["copied"] == ["90_probe/result"]
+    assert result["copied"][0] == "90_probe/result"
     assert result["refused"]["91_broken"] == "failed"
     assert "92_short/other" in result["refused"]["92_short"]
     [copied] = tmp_path.glob("*/90_probe/result.json")
@@ -165,7 +198,7 @@ def test_unpack_copies_complete_chapters_and_refuses_the_rest(visit,
     assert profile.read_bytes() == b"planes"
     history = json.loads((tmp_path / gpu_visit.LOG).read_text())
     assert [c["chapter"] for c in history["chapters"]] == [
-        "90_probe", "92_short"]
+        "90_probe", "92_short", "94_claimed"]
 
 
 def test_a_second_archive_keeps_the_history_of_the_first(visit, tmp_path):
