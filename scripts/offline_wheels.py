@@ -36,6 +36,11 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 TOOLS = ("ipykernel", "nbclient", "nbval", "jupytext", "ipywidgets",
          "perfetto", "pyyaml", "absl-py", "flatbuffers", "xprof",
          "nvidia-ml-py")
+# Dependencies the book never imports on the host, left out so that the
+# folder fits a device call's 64 MiB (with the working tree): duckdb
+# (24 MB) serves only a command-line tool of xprof's, debugpy ipykernel's
+# debugger and jedi IPython's completion, both optional there.
+LEAVE_OUT = frozenset({"duckdb", "debugpy", "jedi"})
 # manylinux tags a current x86-64 Linux host accepts, newest first. pip
 # matches each exactly, so a wheel tagged only manylinux_2_27 (xprof
 # 2.24) is missed unless 2_27 is named: pip then fell back to xprof
@@ -77,8 +82,8 @@ def windows_only(wheel: Path) -> bool:
 
 def prune(folder: Path, host_has: set[str]) -> list[Path]:
     """Delete the wheels of projects the host already has (``host_has``,
-    canonical names), so that the folder travels light (a device call
-    carries at most 64 MiB); returns what was deleted.
+    canonical names) and of `LEAVE_OUT`, so that the folder travels light
+    (a device call carries at most 64 MiB); returns what was deleted.
 
     Raises:
         ValueError: a wheel holds Windows binaries only (see `PLATFORMS`).
@@ -90,7 +95,7 @@ def prune(folder: Path, host_has: set[str]) -> list[Path]:
                          "again.")
     removed = wheels_to_install(folder, set())
     removed = [w for w in removed if w not in wheels_to_install(
-        folder, host_has)]
+        folder, host_has | LEAVE_OUT)]
     for wheel in removed:
         wheel.unlink()
     return removed

@@ -61,8 +61,11 @@ def test_prune_drops_what_the_host_has_and_refuses_windows_wheels(tmp_path):
     _wheel(tmp_path, "nbval-0.11.0-py2.py3-none-any.whl", ["nbval/a.py"])
     freeze = tmp_path / "host.txt"
     freeze.write_text("# the host\nnumpy==2.5.2\nPyYAML==6.0.3\n")
+    _wheel(tmp_path, "duckdb-2.0.1-cp312-abi3-manylinux_2_27_x86_64.whl",
+           ["duckdb/a.so"])
     removed = ow.prune(tmp_path, ow.read_names(freeze))
     assert [w.name for w in removed] == [
+        "duckdb-2.0.1-cp312-abi3-manylinux_2_27_x86_64.whl",
         "numpy-2.1.0-cp312-cp312-manylinux_2_17_x86_64.whl"]
     assert [w.name for w in tmp_path.glob("*.whl")] == [
         "nbval-0.11.0-py2.py3-none-any.whl"]
