@@ -13,4 +13,6 @@ limit.
   on that GPU, its recording elsewhere (`narrated`, `Recording`).
 - `gpu_state`: the GPU's clocks, power and temperature, by NVML.
 - `machine`: where this runs (provenance), problem sizes, Colab setup.
+- `capability`: what a GPU can run of what the book uses (bf16 tensor
+  cores, Pallas's backends, CuPy), and why not.
 """

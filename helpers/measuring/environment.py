@@ -1,7 +1,7 @@
 """The book's environment check: this machine in one table.
 
 `table` puts `helpers.measuring.machine.describe` and
-`helpers.measuring.machine.capabilities` side by side, a row per fact
+`helpers.measuring.capability.capabilities` side by side, a row per fact
 named in words, for the how-to page and a reader's own check.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from helpers.measuring import gpu_state, machine
+from helpers.measuring import capability, gpu_state, machine
 
 if TYPE_CHECKING:  # pandas is imported where the table is made
     import pandas as pd
@@ -47,5 +47,5 @@ def table() -> pd.DataFrame:
     rows["on Colab"] = "yes" if info["colab"] else "no"
     rows["XLA_FLAGS"] = info["xla_flags"] or "none set"
     rows.update({name: str(can)
-                 for name, can in machine.capabilities().items()})
+                 for name, can in capability.capabilities().items()})
     return pd.DataFrame({"value": rows}).fillna("—")

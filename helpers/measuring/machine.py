@@ -10,7 +10,6 @@ Importing this module does not start a JAX backend; the functions do.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import os
 from pathlib import Path
@@ -332,63 +331,3 @@ def colab_setup(packages: dict[str, str] | None = None) -> list[str]:
                         *missing], check=True)
     print(COLAB_KEEP)
     return missing
-
-
-@dataclasses.dataclass(frozen=True)
-class Capability:
-    """Whether this machine can do something the book uses, and if not,
-    why. Printed as a table shows it: ``yes`` or ``no: why``.
-
-    Example:
-        >>> print(Capability(False, "not installed"))
-        no: not installed
-    """
-
-    available: bool
-    reason: str = ""
-
-    def __bool__(self) -> bool:
-        return self.available
-
-    def __str__(self) -> str:
-        return "yes" if self.available else f"no: {self.reason}"
-
-
-def capabilities(arch: tuple[int, int] | None = None) -> dict[str, Capability]:
-    """What this GPU can do that the book uses, each with a short reason.
-
-    Args:
-        arch: a compute capability; by default `gpu_arch()` of this machine.
-
-    Returns:
-        ``{feature: Capability}`` for bf16 tensor cores, Pallas on
-        Triton, Pallas on Mosaic GPU and CuPy.
-
-    Example:
-        >>> print(capabilities((7, 5))["Pallas (Triton backend)"])
-        no: needs compute capability 8.0 (Ampere) or newer; this is 7.5
-    """
-    import importlib.util
-
-    arch = arch if arch is not None else gpu_arch()
-
-    def needs(least: tuple[int, int], name: str) -> Capability:
-        if arch is None:
-            return Capability(False, "no CUDA GPU here")
-        if arch >= least:
-            return Capability(True)
-        return Capability(False, f"needs compute capability {least[0]}."
-                          f"{least[1]} ({name}) or newer; this is "
-                          f"{arch[0]}.{arch[1]}")
-
-    has_cupy = importlib.util.find_spec("cupy") is not None
-    return {
-        # Tensor cores gained bf16 with Ampere (compute capability 8.0).
-        "bf16 tensor cores": needs((8, 0), "Ampere"),
-        # docs.jax.dev/en/latest/pallas/quickstart.html: the Triton backend
-        # supports GPUs down to Ampere; Mosaic GPU needs Hopper or newer.
-        "Pallas (Triton backend)": needs((8, 0), "Ampere"),
-        "Pallas (Mosaic GPU backend)": needs((9, 0), "Hopper"),
-        "CuPy": Capability(has_cupy, "" if has_cupy else
-                           "not installed (pip install cupy-cuda12x)"),
-    }

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from helpers.measuring import environment, machine
+from helpers.measuring import capability, environment, machine
 
 
 def test_describe_has_provenance_and_is_json():
@@ -93,17 +93,32 @@ def test_missing_packages():
 
 
 def test_capabilities_by_architecture():
-    t4 = machine.capabilities((7, 5))
+    t4 = capability.capabilities((7, 5))
     assert not t4["bf16 tensor cores"]
     assert str(t4["bf16 tensor cores"]).startswith(
         "no: needs compute capability 8.0")
+    assert t4["bf16 tensor cores"].needs == (8, 0)
     assert t4["Pallas (Mosaic GPU backend)"].reason.endswith("this is 7.5")
-    h100 = machine.capabilities((9, 0))
+    assert t4["Pallas (Mosaic GPU backend)"].needs == (9, 0)
+    h100 = capability.capabilities((9, 0))
     assert h100["Pallas (Mosaic GPU backend)"]
     assert str(h100["Pallas (Mosaic GPU backend)"]) == "yes"
-    assert not machine.capabilities((8, 6))["Pallas (Mosaic GPU backend)"]
-    assert str(machine.capabilities()["bf16 tensor cores"]) == \
-        "no: no CUDA GPU here"
+    assert not capability.capabilities((8, 6))["Pallas (Mosaic GPU backend)"]
+    here = capability.capabilities()["bf16 tensor cores"]
+    assert str(here) == "no: no CUDA GPU here" and here.needs is None
+
+
+def test_what_a_gpu_lacks_is_one_reason_or_nothing():
+    assert capability.lacking("Pallas (Triton backend)", (7, 5)) == (
+        "needs compute capability 8.0 (Ampere) or newer; this is 7.5")
+    assert capability.lacking("Pallas (Mosaic GPU backend)", (8, 0)) == (
+        "needs compute capability 9.0 (Hopper) or newer; this is 8.0")
+    assert capability.lacking("bf16 tensor cores", (9, 0)) == ""
+    # off a GPU, with no capability named, every kernel runs in Pallas's
+    # interpreter: nothing is left out
+    assert capability.lacking("Pallas (Mosaic GPU backend)") == ""
+    with pytest.raises(ValueError, match="name one of"):
+        capability.lacking("Pallas (Mosaic)", (9, 0))
 
 
 def test_jax_minimum_is_the_one_pyproject_asks_for():

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import pandas as pd
 
-from helpers.measuring import machine
+from helpers.measuring import capability
 from helpers.workbook.ch02_fusion import exercises, reductions, row_kernel
 from helpers.xla import hlo
 
@@ -101,12 +101,10 @@ def left_out(arch: tuple[int, int] | None = None) -> dict[str, str]:
         >>> list(left_out((7, 5))), left_out((9, 0))
         (['Pallas row kernel'], {})
     """
-    if arch is None and not machine.on_gpu():
-        return {}
-    triton = machine.capabilities(arch)["Pallas (Triton backend)"]
-    return {} if triton else {
+    why = capability.lacking("Pallas (Triton backend)", arch)
+    return {} if not why else {
         "Pallas row kernel": "The Pallas row kernel is a Triton kernel, "
-                             f"which {triton.reason}: left out here."}
+                             f"which {why}: left out here."}
 
 
 def versions_here(arch: tuple[int, int] | None = None) -> dict[str, Fix]:

@@ -19,7 +19,8 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from helpers.measuring import bench, device_time, machine, recorded
+from helpers.measuring import (bench, capability, device_time, machine,
+                               recorded)
 from helpers.pallas.backends import Backend
 from helpers.pallas.scan import fused_scan
 from helpers.profiler import xprof_tables
@@ -188,10 +189,10 @@ class _Stopwatch:
              needs: str = "") -> float | str:
         """The median wall-clock seconds of ``fn(*args)`` on device
         ``on``, or the error that stopped this one measurement. A kernel
-        that ``needs`` a feature this GPU lacks (`machine.capabilities`)
+        that ``needs`` a feature this GPU lacks (`capability.lacking`)
         is not timed: Pallas would run it in its interpreter, one chain's
         steps after another's, for hours."""
-        lacking = _lacking(needs)
+        lacking = capability.lacking(needs) if needs else ""
         if lacking:
             return f"skipped: {needs} {lacking}"
         args = jax.tree.map(lambda a: jax.device_put(a, on)
@@ -213,16 +214,6 @@ class _Stopwatch:
 
 TRITON = "Pallas (Triton backend)"
 MOSAIC = "Pallas (Mosaic GPU backend)"
-
-
-def _lacking(feature: str) -> str:
-    """Why this GPU lacks ``feature`` (a `machine.capabilities` key), or
-    ``''`` where it has it, where no feature is named, and off a GPU (a
-    dry run runs every kernel in the interpreter, at small sizes)."""
-    if not feature or not machine.on_gpu():
-        return ""
-    found = machine.capabilities()[feature]
-    return "" if found else found.reason
 
 
 def _one_chain(watch: _Stopwatch, weights: Weights, key: jax.Array,

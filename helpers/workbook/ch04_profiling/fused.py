@@ -24,7 +24,7 @@ from typing import Any, Literal
 import jax
 import jax.numpy as jnp
 
-from helpers.measuring import device_time, machine, stats
+from helpers.measuring import capability, device_time, machine, stats
 
 Implementation = Literal["xla", "pallas", "cudnn"]
 IMPLEMENTATIONS: tuple[Implementation, ...] = ("xla", "pallas", "cudnn")
@@ -81,7 +81,7 @@ def versions(n_head: int, implementations: tuple[Implementation, ...]
             for name in implementations}
 
 
-# What each fused kernel needs of a GPU (`machine.capabilities`'s
+# What each fused kernel needs of a GPU (`capability.capabilities`'s
 # features): Pallas's flash attention is a Triton kernel, and cuDNN's
 # fused attention runs on Ampere's tensor cores and later ones.
 NEEDS = {"pallas": ("Pallas (Triton backend)", "Pallas's flash attention"),
@@ -101,10 +101,9 @@ or newer; this is 7.5."
     """
     if arch is None and not machine.on_gpu():
         return {"cudnn": "cuDNN's fused attention needs a GPU."}
-    found = machine.capabilities(arch)
-    return {name: f"{words} {found[feature].reason}."
+    return {name: f"{words} {why}."
             for name, (feature, words) in NEEDS.items()
-            if not found[feature]}
+            if (why := capability.lacking(feature, arch))}
 
 
 def here(arch: tuple[int, int] | None = None

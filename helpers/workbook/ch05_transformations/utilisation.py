@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import pandas as pd
 
-from helpers.measuring import datasheet, device_time, machine
+from helpers.measuring import capability, datasheet, device_time, machine
 from helpers.workbook.ch05_transformations.transforms import (
     MLP_DEPTH, Params, init, sgd_step)
 
@@ -68,7 +68,7 @@ def product_dtype() -> Any:
         arch = machine.gpu_arch()
     else:
         return jnp.bfloat16
-    if machine.capabilities(arch)["bf16 tensor cores"]:
+    if capability.capabilities(arch)["bf16 tensor cores"]:
         return jnp.bfloat16
     return jnp.float16
 
