@@ -161,21 +161,26 @@ def last_times(history: Path = HISTORY) -> dict[str, float]:
 
 
 def expected_times(chapters: tuple[str, ...] = PRIORITY,
-                   chapters_dir: Path = CHAPTERS) -> dict[str, float]:
+                   chapters_dir: Path = CHAPTERS,
+                   history: Path = HISTORY) -> dict[str, float]:
     """What each chapter is expected to take on the reference GPU: the
     seconds of the GPU's kept page when it ran the chapter's present
-    code, else the chapter's budget (`CHAPTER_BUDGET_S`): an older time
-    measured other code."""
+    code; else its budget (`CHAPTER_BUDGET_S`), or its time at the last
+    visit that ran it where that was longer: an older time measured other
+    code, but an edit seldom makes a chapter several times faster, and a
+    chapter planned at 90 s that takes 230 s is cut off mid-way."""
     import nbformat
 
     from helpers.page import executions
+    last = last_times(history)
     expected: dict[str, float] = {}
     for chapter in chapters:
         page = executions.reference_page(chapter)
         path = chapters_dir / f"{chapter}.ipynb"
         if page is None or not path.exists() or not executions.same_code(
                 nbformat.read(path, as_version=4), page):
-            expected[chapter] = float(CHAPTER_BUDGET_S)
+            expected[chapter] = max(float(CHAPTER_BUDGET_S),
+                                    last.get(chapter, 0.0))
             continue
         run = executions.execution(page)
         if run is None:
@@ -554,8 +559,8 @@ def print_plan(budget_s: float = COMMAND_BUDGET_S) -> None:
           f"{sum(expected.values()):>7.0f} s {sum(last.values()):>11.0f} s"
           f" {sum(here.values()):>11.0f} s")
     print("\n(expected: the kept page's seconds where it ran the present "
-          "code, else the budget; the last GPU run may have run older "
-          "code)")
+          "code, else the budget or the last GPU run's time, whichever is "
+          "longer; that run may have run older code)")
     for i, command in enumerate(plan(budget_s=budget_s), 1):
         total = sum(s for _, s in command)
         print(f"command {i} (~{total:.0f} s): " + ", ".join(

@@ -274,9 +274,19 @@ def test_a_chapter_is_expected_to_take_its_pages_time_or_its_budget(
         path = executions.page_path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(page, path)
+    history = tmp_path / "visit_log.json"
     assert gpu_visit.expected_times(("01_same", "02_edited", "03_never"),
-                                    chapters) == {
+                                    chapters, history) == {
         "01_same": 42.0, "02_edited": gpu_visit.CHAPTER_BUDGET_S,
+        "03_never": gpu_visit.CHAPTER_BUDGET_S}
+    # an edited chapter that took longer than its budget at the last visit
+    # is planned at that time, not cut off half-way through
+    history.write_text(json.dumps({"chapters": [
+        {"chapter": "02_edited", "status": "ok", "seconds": 230.0},
+        {"chapter": "03_never", "status": "ok", "seconds": 30.0}]}))
+    assert gpu_visit.expected_times(("01_same", "02_edited", "03_never"),
+                                    chapters, history) == {
+        "01_same": 42.0, "02_edited": 230.0,
         "03_never": gpu_visit.CHAPTER_BUDGET_S}
 
 
