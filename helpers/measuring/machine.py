@@ -127,6 +127,28 @@ def _device_memory_bytes(device: Any) -> int | None:
         else None
 
 
+def cpu_model() -> str:
+    """The host's processor, as Linux names it, and how many cores this
+    process may use, e.g. ``'AMD EPYC 9654 96-Core Processor, 16 cores'``;
+    elsewhere what `platform.processor` says.
+
+    Example:
+        >>> cpu_model().endswith(" cores")
+        True
+    """
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+             else os.cpu_count())
+    return f"{name}, {cores} cores"
+
+
 def describe() -> dict[str, Any]:
     """The provenance of a measurement taken now, on this machine.
 
@@ -134,8 +156,9 @@ def describe() -> dict[str, Any]:
         A JSON-serialisable dict with keys ``backend``, ``device``,
         ``device_count``, ``compute_capability``, ``memory_bytes``,
         ``total_memory_bytes``, ``driver``, ``platform_version``,
-        ``jax``, ``jaxlib``, ``python``,
-        ``machine``, ``xla_flags``, ``colab``, ``date`` (UTC, ISO 8601)
+        ``jax``, ``jaxlib``, ``python``, ``machine``, ``cpu`` (the
+        host's processor and its cores: a GPU's time against the CPU's
+        depends on it), ``xla_flags``, ``colab``, ``date`` (UTC, ISO 8601)
         and ``gpu_state`` (the GPU's clocks, power and temperature now:
         `helpers.measuring.gpu_state.snapshot`). Values that do not apply
         (a driver on a CPU) are None.
@@ -162,6 +185,7 @@ def describe() -> dict[str, Any]:
         "jaxlib": jaxlib.__version__,
         "python": platform.python_version(),
         "machine": f"{platform.system()} {platform.machine()}",
+        "cpu": cpu_model(),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "colab": in_colab(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(

@@ -16,6 +16,22 @@ def test_describe_has_provenance_and_is_json():
     json.dumps(info)
 
 
+def test_the_host_cpu_is_named_with_its_cores(monkeypatch, tmp_path):
+    import os
+    from pathlib import Path
+
+    assert machine.describe()["cpu"] == machine.cpu_model()
+    real_read = Path.read_text
+    cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC 9654 96-Core " \
+        "Processor\nflags\t: fpu\n"
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: cpuinfo
+                        if str(self) == "/proc/cpuinfo"
+                        else real_read(self, *a, **k))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2},
+                        raising=False)
+    assert machine.cpu_model() == "AMD EPYC 9654 96-Core Processor, 3 cores"
+
+
 def test_describe_reads_xla_flags(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_dump_to=/tmp/x")
     assert machine.describe()["xla_flags"] == "--xla_dump_to=/tmp/x"
