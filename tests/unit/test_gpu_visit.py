@@ -128,55 +128,49 @@ def on_a_gpu(staging):
     (staging / gpu_visit.LOG).write_text(json.dumps(log))
 
 
-def test_a_gpu_visit_unpacks_each_chapters_page(visit, tmp_path):
+def unpacked_on_a_gpu(visit, tmp_path, pages=(), folder=None):
+    """The visit's archive as a GPU visit packs it, each chapter of
+    ``pages`` kept as the H100's page (in ``folder``, by default the
+    H100's), unpacked into ``tmp_path / 'rec'``: what `unpack` returns."""
     chapters, out, _ = visit
     staging = staged(out, tmp_path / "staging")
     on_a_gpu(staging)
-    with_page(staging, "90_probe", H100)
+    for chapter in pages:
+        with_page(staging, chapter, H100, folder)
     gpu_visit.pack(staging, tmp_path / "gpu.tar.gz")
-    result = gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec",
-                              chapters)
+    return gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec",
+                            chapters)
+
+
+def test_a_gpu_visit_unpacks_each_chapters_page(visit, tmp_path):
+    result = unpacked_on_a_gpu(visit, tmp_path, ["90_probe"])
     assert "90_probe/result" in result["copied"]
     page = tmp_path / "rec" / "nvidia-h100-80gb-hbm3" / "90_probe.ipynb"
     assert nbformat.read(page, as_version=4).cells[0].source == "x = 1"
 
 
 def test_a_gpu_visit_without_a_chapters_page_is_refused(visit, tmp_path):
-    chapters, out, _ = visit
-    staging = staged(out, tmp_path / "staging")
-    on_a_gpu(staging)
-    gpu_visit.pack(staging, tmp_path / "gpu.tar.gz")
-    result = gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec",
-                              chapters)
+    result = unpacked_on_a_gpu(visit, tmp_path)
     assert result["refused"]["90_probe"] == "no executed page"
 
 
 def test_a_page_stamped_by_another_gpu_is_refused(visit, tmp_path):
-    chapters, out, _ = visit
-    staging = staged(out, tmp_path / "staging")
-    on_a_gpu(staging)
-    with_page(staging, "90_probe", H100, folder="nvidia-h200")
-    gpu_visit.pack(staging, tmp_path / "gpu.tar.gz")
     with pytest.raises(ValueError, match="not stamped as executed on "
                        "nvidia-h200"):
-        gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec", chapters)
+        unpacked_on_a_gpu(visit, tmp_path, ["90_probe"],
+                          folder="nvidia-h200")
 
 
 def test_a_contradicted_claim_is_noted_and_the_chapter_measures_on(
         visit, tmp_path):
-    chapters, out, log = visit
+    _, _, log = visit
     [run] = [c for c in log["chapters"] if c["chapter"] == "94_claimed"]
     assert run["status"] == "ok"
     assert run["contradicted"] == [{"claim": "one is more than two",
                                     "recordings": "94_claimed/result"}]
     # on a GPU: the recordings are kept, the page is not, and the claim to
     # rewrite is named
-    staging = staged(out, tmp_path / "staging")
-    on_a_gpu(staging)
-    with_page(staging, "94_claimed", H100)
-    gpu_visit.pack(staging, tmp_path / "gpu.tar.gz")
-    result = gpu_visit.unpack(tmp_path / "gpu.tar.gz", tmp_path / "rec",
-                              chapters)
+    result = unpacked_on_a_gpu(visit, tmp_path, ["94_claimed"])
     assert {"94_claimed/result", "94_claimed/later"} <= set(
         result["copied"])
     assert result["refused"]["94_claimed"] == (

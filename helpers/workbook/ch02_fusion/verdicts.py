@@ -133,6 +133,18 @@ def read_report(rows: pd.DataFrame, read_gbps: float) -> pd.DataFrame:
                          f"meets {READ_GOAL:.0%}": worst >= READ_GOAL})
 
 
+def read_shares(data: dict[str, Any]) -> pd.Series | None:
+    """Each version's slowest K in `GOAL_KS` as a share of the read
+    ceiling, by (version, dtype), from a ``02_fusion/fixes`` recording;
+    None for one made before the Pallas row kernel and the read ceiling
+    were measured."""
+    rows = table(data)
+    if not data.get("read_gbps") or \
+            "Pallas row kernel" not in set(rows["version"]):
+        return None
+    return read_report(rows, data["read_gbps"])["worst of read ceiling"]
+
+
 def best(report: pd.DataFrame, dtype: str) -> tuple[str, float, float]:
     """The version whose slowest K does best in ``dtype``, that worst
     fraction, and default ``a @ b``'s."""

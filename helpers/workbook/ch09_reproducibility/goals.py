@@ -81,10 +81,17 @@ def _fixes_elsewhere(data: dict[str, Any]) -> str:
     ceiling."""
     from helpers.workbook.ch02_fusion import verdicts
     report = verdicts.goal_report(verdicts.table(data))
-    shares = [verdicts.best(report, dtype)[1]
-              for dtype in ("float32", "float64")]
-    met = min(shares) >= verdicts.GOAL
-    return (f"{'met' if met else 'not met'} ("
+    return _shares_verdict([verdicts.best(report, dtype)[1]
+                            for dtype in ("float32", "float64")],
+                           verdicts.GOAL)
+
+
+def _shares_verdict(shares: list[float], goal: float) -> str:
+    """'met' or 'not met', with each share as a percentage, e.g.
+    ``'not met (68%, 67%)'``: a share meets ``goal`` when it is at least
+    that."""
+    from helpers.workbook.ch02_fusion import verdicts
+    return (f"{'met' if min(shares) >= goal else 'not met'} ("
             + ", ".join(verdicts.percent(share) for share in shares) + ")")
 
 
@@ -93,16 +100,12 @@ def _reads_elsewhere(data: dict[str, Any]) -> str | None:
     kernel's slowest K in float32 and float64, of that GPU's own read
     ceiling; None for a recording made before either was measured."""
     from helpers.workbook.ch02_fusion import verdicts
-    rows = verdicts.table(data)
-    if not data.get("read_gbps") or \
-            "Pallas row kernel" not in set(rows["version"]):
+    worst = verdicts.read_shares(data)
+    if worst is None:
         return None
-    worst = verdicts.read_report(rows, data["read_gbps"])[
-        "worst of read ceiling"].xs("Pallas row kernel")
-    shares = [worst[dtype] for dtype in ("float32", "float64")]
-    met = min(shares) >= verdicts.READ_GOAL
-    return (f"{'met' if met else 'not met'} ("
-            + ", ".join(verdicts.percent(share) for share in shares) + ")")
+    return _shares_verdict([worst["Pallas row kernel", dtype]
+                            for dtype in ("float32", "float64")],
+                           verdicts.READ_GOAL)
 
 
 def _chains_elsewhere(data: dict[str, Any]) -> str:
