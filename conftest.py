@@ -9,6 +9,8 @@
   code paths here, at this machine's sizes, saving nothing.
 - Compilations for an H100 are kept for the run, so a chapter and a unit
   test asking for the same one share it.
+- Tests that read the built book in Chromium ask for `needs_browser`:
+  skipped where there is none, with the command that installs it.
 """
 
 import collections
@@ -37,6 +39,24 @@ _CROSSCOMPILE_CACHE = None
 if crosscompile.CACHE_ENV not in os.environ:
     _CROSSCOMPILE_CACHE = tempfile.mkdtemp(prefix="crosscompile-")
     os.environ[crosscompile.CACHE_ENV] = _CROSSCOMPILE_CACHE
+
+
+
+@pytest.fixture
+def needs_browser():
+    """Skip a test that reads pages in Chromium where there is none,
+    saying how to install it; fail instead where one is required (CI sets
+    ``BOOK_REQUIRE_BROWSER``)."""
+    from scripts import chromium
+
+    try:
+        chromium.find()
+    except chromium.Missing as missing:
+        if chromium.required():
+            pytest.fail(f"{missing} ({chromium.REQUIRED_VARIABLE} is set: "
+                        f"this machine must read the book in a browser.)")
+        pytest.skip(str(missing))
+
 
 _NOTEBOOK_SECONDS: dict[str, float] = collections.defaultdict(float)
 # `make test` sets BOOK_DRY_RUN=1 so that the chapters run every GPU code

@@ -1,7 +1,7 @@
 """Read the built book in a real browser, as a reader would.
 
-Headless Chromium (Debian's ``chromium`` and ``chromium-driver``, driven
-by Selenium) opens every page of ``_build/html`` at a laptop's width and
+Headless Chromium or Chrome (found by `scripts.chromium`, driven by
+Selenium) opens every page of ``_build/html`` at a laptop's width and
 reports what a reader would trip over:
 
 - an output block wider than the text column (cut off at the page edge),
@@ -33,13 +33,19 @@ import argparse
 import contextlib
 import dataclasses
 import re
-import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from helpers.page.prose import MISSING
+# The repository, importable however the script is started (`python
+# scripts/browse_book.py` has only scripts/ on its path).
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from helpers.page.prose import MISSING  # noqa: E402
+from scripts import chromium  # noqa: E402
 
 if TYPE_CHECKING:
     # Imported at run time only inside browser(), which says how to
@@ -60,8 +66,6 @@ CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu",
                  "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage",
                  f"--window-size={WINDOW[0]},{WINDOW[1]}")
-INSTALL_HINT = ("install them with `apt-get install chromium chromium-driver` "
-                "(Debian), or `make browser`, which does it")
 
 # The placeholder `helpers.page.prose.glue_text` writes where a recording is
 # missing (and chapter 2's variant of it); the book's explanations of it
@@ -246,14 +250,13 @@ return {found: found, text: column.innerText, labels: labels};
 
 @contextlib.contextmanager
 def browser() -> Iterator[WebDriver]:
-    """A headless Chromium under Selenium, closed on exit."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    if chromium is None or driver_path is None:
-        missing = [n for n, p in (("chromium", chromium),
-                                  ("chromedriver", driver_path)) if p is None]
-        raise RuntimeError(f"No {' or '.join(missing)} on this machine: "
-                           f"{INSTALL_HINT}.")
+    """A headless Chromium under Selenium, closed on exit.
+
+    Raises:
+        chromium.Missing: no browser or driver here (the message says
+            how to install them).
+    """
+    binary, driver_path = chromium.find()
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -261,7 +264,7 @@ def browser() -> Iterator[WebDriver]:
         raise RuntimeError("Selenium is missing: `pip install -e '.[dev]'` "
                            "installs it.") from error
     options = webdriver.ChromeOptions()
-    options.binary_location = chromium
+    options.binary_location = binary
     for argument in CHROMIUM_ARGS:
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)

@@ -68,6 +68,7 @@ def _book(folder: Path, outputs: dict[str, str]) -> Path:
     return folder
 
 
+@pytest.mark.usefixtures("needs_browser")
 def test_the_checker_finds_each_fault_on_its_page(tmp_path):
     book = _book(tmp_path, {name: html for name, (html, _) in FAULTS.items()})
     found = browse_book.problems(book)
@@ -75,6 +76,7 @@ def test_the_checker_finds_each_fault_on_its_page(tmp_path):
     assert by_page == {name: kind for name, (_, kind) in FAULTS.items()}
 
 
+@pytest.mark.usefixtures("needs_browser")
 def test_the_checker_passes_a_clean_page_and_a_closed_solution(tmp_path):
     book = _book(tmp_path, {
         "clean": "<pre>short line</pre><table><tr><td>1.0</td></tr></table>",
@@ -93,6 +95,7 @@ def test_the_checker_passes_a_clean_page_and_a_closed_solution(tmp_path):
     assert browse_book.problems(book) == []
 
 
+@pytest.mark.usefixtures("needs_browser")
 def test_a_page_without_a_text_column_is_reported_not_a_crash(
         tmp_path, monkeypatch):
     monkeypatch.setattr(browse_book, "PAGE_TIMEOUT_S", 1)
@@ -109,6 +112,7 @@ def test_a_folder_without_a_book_gets_a_clear_error(tmp_path):
         browse_book.pages(tmp_path)
 
 
+@pytest.mark.usefixtures("needs_browser")
 def test_screenshots_are_written_for_every_page(tmp_path):
     (tmp_path / "html").mkdir()
     book = _book(tmp_path / "html", {"one": "<p>one</p>"})

@@ -54,6 +54,7 @@ def test_book_builds_without_warnings(built_book):
     assert "(each a control in Jupyter or Colab)" in fusion
 
 
+@pytest.mark.usefixtures("needs_browser")
 def test_every_page_reads_finished_in_a_browser(built_book):
     found = browse_book.problems(built_book)
     assert not found, "\n".join(map(str, found))
