@@ -87,8 +87,9 @@ NEEDS = {
                  "ceilings (the goals)",
     "03_launches": "each loop's time, kernels and CUDA-graph share per step; "
                    "a kept profile per variant; the four command-buffer "
-                   "settings as compiler options; the fused kernels and the "
-                   "one-multiply-add floor (the goals)",
+                   "settings as compiler options; the fused kernels (the "
+                   "latency kernel among them, with its difference from "
+                   "the scan) and the one-multiply-add floor (the goals)",
     "04_profiling": "each call's device time, whole, in both orders; the "
                     "block with Pallas's and cuDNN's flash attention "
                     "against einsum (the goal)",

@@ -95,6 +95,21 @@ class Dump:
         changed = table["count"].ne(table["count"].shift())
         return table[changed].set_index("step")
 
+    def ptx(self) -> str:
+        """The PTX XLA:GPU wrote for the dump's modules, Triton's and
+        Pallas's kernels included, as one text (`helpers.xla.ptx` reads
+        it).
+
+        Raises:
+            FileNotFoundError: no PTX in the dump (XLA:CPU writes none;
+                compile for a GPU).
+        """
+        found = self.files("*.ptx")
+        if not found:
+            raise FileNotFoundError(f"no PTX in {self.folder}: XLA:GPU "
+                                    "writes it, XLA:CPU does not.")
+        return "\n".join(path.read_text() for path in found)
+
     def thunk_sequence(self) -> list[str]:
         """The steps XLA:GPU's runtime executes for the module, one line
         each: the thunk's kind and kernel, indented as XLA nests them (a

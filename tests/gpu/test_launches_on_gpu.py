@@ -83,3 +83,16 @@ def test_xprof_counts_the_kernels_the_trace_counts(tmp_path):
     kernels = events[~events["name"].str.startswith(("Memcpy", "Memset"))]
     assert on_gpu.xprof_launches(str(tmp_path), STEPS) == \
         pytest.approx(len(kernels) / STEPS)
+
+
+def test_the_latency_kernel_follows_the_scan():
+    """Its tanh is the GPU's approximate one, so the chain follows the
+    jitted scan closely, not to float32's last bit."""
+    from helpers.measuring import capability
+    from helpers.workbook.ch03_launches import chain_kernel
+    lacking = capability.lacking(on_gpu.TRITON)
+    if lacking:
+        pytest.skip(f"{on_gpu.TRITON} {lacking}")
+    np.testing.assert_allclose(
+        chain_kernel.latency_kernel(WEIGHTS, KEY, variants.STEPS),
+        variants.scan_hoisted(WEIGHTS, KEY, variants.STEPS), atol=1e-2)

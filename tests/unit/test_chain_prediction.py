@@ -30,7 +30,7 @@ def test_the_floor_is_the_one_multiply_add_loop_by_device_time():
     guess = predictions.one_chain(goals(), 13)
     # the budget is the goal's share of the CPU's step: 0.8 x 200 ns
     assert guess.budget.value == pytest.approx(160e-9)
-    assert guess.floor.value == pytest.approx(10e-9)
+    assert guess.per_operation.value == pytest.approx(10e-9)
     assert guess.estimate.value == pytest.approx(130e-9)
     assert guess.ratio == pytest.approx(130 / 160)
     text = guess.worked_lines()
@@ -41,7 +41,7 @@ def test_the_floor_is_the_one_multiply_add_loop_by_device_time():
 def test_a_slower_floor_predicts_a_miss():
     guess = predictions.one_chain(
         goals(device_s={"trivial fused": 400e-6}), 13)
-    assert guess.floor.value == pytest.approx(50e-9)
+    assert guess.per_operation.value == pytest.approx(50e-9)
     assert guess.ratio == pytest.approx(650 / 160)  # a miss
 
 
@@ -75,3 +75,26 @@ def test_unroll_launch_model_holds_until_launches_get_cheaper():
     steady = rows.assign(us_per_step=[15.0, 7.5, 5.0, 3.7])
     said = predictions.unroll_numbers(steady, 5)
     assert said["held"] == "2, 4 and 8" and said["cheaper_k"] is None
+
+
+def test_the_latency_kernel_is_predicted_from_the_padded_kernels_path():
+    # the padded kernel: 1.6 ms for 8000 steps, 200 ns a step over a path
+    # of 40 instructions, 5 ns each; the latency kernel's path of 10
+    data = goals(device_s={predictions.PADDED_KERNEL: 1.6e-3})
+    guess = predictions.latency_kernel(data, padded_path=40,
+                                       latency_path=10)
+    assert guess.per_operation.value == pytest.approx(5e-9)
+    assert guess.estimate.value == pytest.approx(50e-9)
+    assert guess.budget.value == pytest.approx(160e-9)
+    assert guess.ratio == pytest.approx(50 / 160)
+    # a path as long as the padded kernel's predicts its own step: a miss
+    assert predictions.latency_kernel(data, 40, 40).ratio > 1
+    assert guess.worked_lines().count("$$") == 6
+
+
+def test_no_latency_prediction_without_the_padded_kernels_time():
+    assert predictions.latency_kernel(goals(), 40, 10) is None
+    failed = goals(device_s={predictions.PADDED_KERNEL: "failed: oom"})
+    assert predictions.latency_kernel(failed, 40, 10) is None
+    with pytest.raises(ValueError, match="at least one instruction"):
+        predictions.latency_kernel(goals(), 40, 0)

@@ -126,6 +126,21 @@ def test_one_chain_is_judged_on_the_best_kernel_by_device_time():
     assert by_device["floor_ns"] == pytest.approx(5.0)
 
 
+def test_the_latency_kernel_is_judged_with_the_others():
+    data = goals(0.0015, 0.0017, device={
+        "gpu fused_scan": 0.0019, "gpu fused_scan, triton": 0.0018,
+        "gpu latency kernel, triton": 0.0005})
+    data["one_chain_s"]["gpu latency kernel, triton"] = 0.0006
+    numbers = verdicts.chain_numbers(data)
+    assert numbers["kernel"] == "gpu latency kernel, triton"
+    assert numbers["backend"] == "Triton"
+    assert numbers["one_ratio"] == pytest.approx(0.0005 / 0.0017)
+    assert numbers["wall_ratio"] == pytest.approx(0.0006 / 0.0017)
+    # a recording from before the latency kernel existed reads as before
+    assert verdicts.chain_numbers(goals(0.0015, 0.0017))["kernel"] == \
+        "gpu fused_scan"
+
+
 def test_many_chains_against_the_cpu_and_vmap():
     numbers = verdicts.chain_numbers(goals(0.002, 0.0017))
     assert numbers["many_speedup"] == pytest.approx(1.7 / 0.002)

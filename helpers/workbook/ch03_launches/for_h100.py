@@ -174,6 +174,38 @@ def side_by_side_for_gpu(chains: int = 10_000, steps: int = STEPS,
             "warps per program": config.get("num_warps")}
 
 
+def chain_loops_for_gpu(steps: int = STEPS) -> dict[str, Any]:
+    """A child function (`helpers.xla.crosscompile.run`): the loop of each
+    one-chain kernel in the PTX XLA:GPU writes for an H100, float32: the
+    instructions of one iteration and those on its critical path, by kind
+    (`helpers.xla.ptx`). ``padded kernel`` is `fused_scan`'s Triton
+    kernel, which the chapter measures; ``latency kernel`` is
+    `chain_kernel.one_chain`."""
+    from helpers.workbook.ch03_launches import chain_kernel
+    from helpers.xla import crosscompile, ptx, xla_dump
+    weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
+
+    def padded(w: Weights, k: jax.Array) -> jax.Array:
+        noise = noise_for(k, steps, w["w_in"].dtype)
+        return fused_scan(hoisted_step(positive(w)), initial_state(w),
+                          noise, backend="triton")[0]
+
+    kernels = {"padded kernel": padded,
+               "latency kernel": lambda w, k: chain_kernel.latency_kernel(
+                   w, k, steps)}
+    found = {}
+    for name, fn in kernels.items():
+        folder = tempfile.mkdtemp(prefix="xla_dump_")
+        crosscompile.compile_for_gpu(fn, weights, key, compiler_options={
+            "xla_dump_to": folder})
+        loop = ptx.hottest_loop(xla_dump.Dump(Path(folder), None).ptx())
+        path = ptx.critical_path(loop)
+        found[name] = {"loop": ptx.by_kind(loop), "path": ptx.by_kind(path),
+                       "path length": len(path),
+                       "path opcodes": [i.opcode for i in path]}
+    return found
+
+
 def fused_backends_for_gpu(steps: int = STEPS) -> dict[str, Any]:
     """A child function (`helpers.xla.crosscompile.run`): `fused` compiled for
     an H100 with each Pallas backend, its custom calls and kernels, and

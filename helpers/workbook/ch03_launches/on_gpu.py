@@ -24,6 +24,11 @@ from helpers.measuring import (bench, capability, device_time, machine,
 from helpers.pallas.backends import Backend
 from helpers.pallas.scan import fused_scan
 from helpers.profiler import xprof_tables
+from helpers.workbook.ch03_launches import chain_kernel
+from helpers.workbook.ch03_launches.predictions import (
+    LATENCY_KERNEL,
+    PADDED_KERNEL,
+)
 from helpers.workbook.ch03_launches.variants import (
     DTYPES,
     STEPS,
@@ -147,8 +152,10 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
                   max_seconds: float | None = None) -> dict[str, Any]:
     """The chapter's two goals, measured on a GPU machine in one run.
 
-    One chain: the fused kernel on the GPU against the best jitted loop on
-    the same machine's CPU, with the thread's while loop beside both.
+    One chain: the fused kernels on the GPU (the latency kernel among
+    them, with its largest difference from the jitted scan on the same
+    GPU, ``latency_kernel_error``) against the best jitted loop on the
+    same machine's CPU, with the thread's while loop beside both.
     Many chains: ``chains`` independent chains (vmap) on the GPU and on
     the CPU. Also a do-almost-nothing fused loop, whose time per step is
     the floor a chain of dependent steps cannot beat.
@@ -165,6 +172,8 @@ def measure_goals(*, steps: int | None = None, chains: int | None = None,
         "many_chains_s": _many_chains(
             watch, weights, jax.random.split(jax.random.key(2), chains),
             steps),
+        "latency_kernel_error": _latency_kernel_error(
+            weights, jax.random.key(1), steps),
         "trivial_fused_s": watch.time(trivial, jnp.ones(steps),
                                       device_as="trivial fused",
                                       needs=TRITON),
@@ -229,9 +238,11 @@ def _one_chain(watch: _Stopwatch, weights: Weights, key: jax.Array,
         "gpu fused_scan": watch.time(fused, weights, key, steps,
                                      device_as="gpu fused_scan",
                                      needs=TRITON),
-        "gpu fused_scan, triton": watch.time(
-            fused_triton, weights, key, device_as="gpu fused_scan, triton",
-            needs=TRITON),
+        PADDED_KERNEL: watch.time(fused_triton, weights, key,
+                                  device_as=PADDED_KERNEL, needs=TRITON),
+        LATENCY_KERNEL: watch.time(chain_kernel.latency_kernel, weights,
+                                   key, steps, device_as=LATENCY_KERNEL,
+                                   needs=TRITON),
         "gpu while, traced bound": watch.time(
             while_traced, weights, key, jnp.int32(steps)),
         "cpu scan, softplus hoisted": watch.time(
@@ -239,6 +250,22 @@ def _one_chain(watch: _Stopwatch, weights: Weights, key: jax.Array,
         "cpu while, traced bound": watch.time(
             while_traced, weights, key, jnp.int32(steps), on=cpu),
     }
+
+
+def _latency_kernel_error(weights: Weights, key: jax.Array,
+                          steps: int) -> float | str:
+    """The largest difference between the latency kernel's chain and the
+    jitted scan's, both on this GPU (its tanh is approximate), or why
+    there is none."""
+    lacking = capability.lacking(TRITON)
+    if lacking:
+        return f"skipped: {TRITON} {lacking}"
+    try:
+        exact = scan_hoisted(weights, key, steps)
+        fast = chain_kernel.latency_kernel(weights, key, steps)
+        return float(jnp.max(jnp.abs(fast - exact)))
+    except Exception as err:  # recorded, never hidden
+        return f"failed: {type(err).__name__}: {err}"[:500]
 
 
 def _many_chains(watch: _Stopwatch, weights: Weights, keys: jax.Array,

@@ -32,10 +32,11 @@ HELD = (0.8, 1.25)
 
 @dataclass(frozen=True)
 class OneChainPrediction:
-    """The budget a step may take, and the estimate of what it takes."""
+    """The budget a step may take, what each dependent operation of a step
+    is taken to wait, and the estimate of what the step takes."""
 
     budget: arithmetic.Worked
-    floor: arithmetic.Worked
+    per_operation: arithmetic.Worked
     estimate: arithmetic.Worked
 
     @property
@@ -44,10 +45,10 @@ class OneChainPrediction:
         return self.estimate.value / self.budget.value
 
     def worked_lines(self) -> str:
-        """The budget, the floor and the estimate, each worked out, as
-        Markdown; the page says what they predict."""
+        """The budget, the wait per operation and the estimate, each
+        worked out, as Markdown; the page says what they predict."""
         return "\n\n".join(w.markdown() for w in (
-            self.budget, self.floor, self.estimate))
+            self.budget, self.per_operation, self.estimate))
 
 
 def float_operations(operations: pd.Series) -> int:
@@ -78,24 +79,76 @@ def one_chain(data: dict[str, Any], float_ops: int
     Returns:
         The prediction, or None when the recording lacks a number it needs.
     """
-    cpu_s = data.get("one_chain_s", {}).get(CPU_LOOP)
     if float_ops < 1:
         raise ValueError(f"a step needs at least one floating-point "
                          f"operation, got {float_ops}.")
-    floor = _floor(data)
-    if not isinstance(cpu_s, float) or floor is None or floor.value <= 0:
+    floor, budget = _floor(data), _budget(data)
+    if budget is None or floor is None or floor.value <= 0:
         return None
     q = arithmetic.quantity
-    budget = arithmetic.worked(
-        r"t_\text{budget}", "goal * cpu / steps", unit="ns", per_unit=1e-9,
-        goal=q("g", ONE_CHAIN_GOAL),
-        cpu=q(r"T_\text{CPU}", cpu_s, "ms", 1e-3),
-        steps=q("N", data["steps"]))
     estimate = arithmetic.worked(
         r"t_\text{step}", "ops * floor", unit="ns", per_unit=1e-9,
         ops=q("n", float_ops),
         floor=q(r"t_\text{floor}", floor.value, "ns", 1e-9))
     return OneChainPrediction(budget, floor, estimate)
+
+
+# The padded Triton kernel whose measured step calibrates `latency_kernel`
+# and the latency kernel itself, as the goals recording names them.
+PADDED_KERNEL = "gpu fused_scan, triton"
+LATENCY_KERNEL = "gpu latency kernel, triton"
+
+
+def latency_kernel(data: dict[str, Any], padded_path: int,
+                   latency_path: int) -> OneChainPrediction | None:
+    """Predict the latency kernel's step from the padded kernel's.
+
+    A single chain waits through its loop's critical path every step. On
+    the padded kernel's measured step, each instruction of its path
+    waited ``t_op`` on average; the latency kernel's path, at that same
+    average, takes ``latency_path * t_op``.
+
+    Args:
+        data: a ``03_launches/goals`` recording's data, with the padded
+            kernel's device time (``device_s``).
+        padded_path, latency_path: the two loops' critical paths, in
+            instructions (`helpers.xla.ptx.critical_path`, as
+            `for_h100.chain_loops_for_gpu` reads them for an H100).
+
+    Returns:
+        The prediction, or None when the recording lacks a number it needs.
+    """
+    if min(padded_path, latency_path) < 1:
+        raise ValueError(f"a critical path has at least one instruction; "
+                         f"got {padded_path} and {latency_path}.")
+    padded_s, budget = data["device_s"].get(PADDED_KERNEL), _budget(data)
+    if not isinstance(padded_s, float) or budget is None:
+        return None
+    q = arithmetic.quantity
+    per_op = arithmetic.worked(
+        r"t_\text{op}", "padded / (steps * path)", unit="ns", per_unit=1e-9,
+        padded=q(r"T_\text{padded}", padded_s, "ms", 1e-3),
+        steps=q("N", data["steps"]),
+        path=q(r"p_\text{padded}", padded_path))
+    estimate = arithmetic.worked(
+        r"t_\text{step}", "path * op", unit="ns", per_unit=1e-9,
+        path=q(r"p_\text{latency}", latency_path),
+        op=q(r"t_\text{op}", per_op.value, "ns", 1e-9))
+    return OneChainPrediction(budget, per_op, estimate)
+
+
+def _budget(data: dict[str, Any]) -> arithmetic.Worked | None:
+    """The goal's share of the CPU's jitted scan, a step; None where the
+    CPU's time is missing."""
+    cpu_s = data.get("one_chain_s", {}).get(CPU_LOOP)
+    if not isinstance(cpu_s, float):
+        return None
+    q = arithmetic.quantity
+    return arithmetic.worked(
+        r"t_\text{budget}", "goal * cpu / steps", unit="ns", per_unit=1e-9,
+        goal=q("g", ONE_CHAIN_GOAL),
+        cpu=q(r"T_\text{CPU}", cpu_s, "ms", 1e-3),
+        steps=q("N", data["steps"]))
 
 
 def _floor(data: dict[str, Any]) -> arithmetic.Worked | None:

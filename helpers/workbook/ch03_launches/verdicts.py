@@ -21,6 +21,10 @@ from typing import Any
 import pandas as pd
 
 from helpers.page import prose
+from helpers.workbook.ch03_launches.predictions import (
+    LATENCY_KERNEL,
+    PADDED_KERNEL,
+)
 
 # A setting or variant is "faster" or "slower" than another only beyond
 # this ratio; within it, the two are the same.
@@ -118,8 +122,8 @@ def _required(table: dict[str, Any], name: str) -> float:
 def best_fused(data: dict[str, Any]) -> tuple[str, float, str] | None:
     """The fastest one-chain fused kernel by device time: its name,
     seconds and clock (``'device'``); None where neither kernel ran."""
-    found = [(name, seconds) for name in ("gpu fused_scan",
-                                          "gpu fused_scan, triton")
+    found = [(name, seconds) for name in ("gpu fused_scan", PADDED_KERNEL,
+                                          LATENCY_KERNEL)
              if (seconds := _seconds(data["device_s"], name)) is not None]
     if not found:
         return None
@@ -181,7 +185,8 @@ def hoist_numbers(table: pd.DataFrame, graphs: dict[str, bool]
 
 def chain_numbers(data: dict[str, Any]) -> dict[str, Any]:
     """The two goals from a ``03_launches/goals`` recording by device
-    time: one chain's best fused kernel (``backend``, its ns a step by
+    time: one chain's best fused kernel (its name, ``kernel``, and
+    ``backend``, its ns a step by
     device time, ``one_ns``) against the CPU's jitted scan (``cpu_ns``),
     their ratio and the wall clock's (``one_ratio``, ``wall_ratio``), a
     one-multiply-add step's floor (``floor_ns``); and many chains: the
@@ -202,7 +207,7 @@ def chain_numbers(data: dict[str, Any]) -> dict[str, Any]:
         _seconds(many, "gpu fused, one chain per thread")) if s is not None),
         default=None)
     vmap = _seconds(many, "gpu fused_scan")
-    return {"clock": clock,
+    return {"clock": clock, "kernel": name,
             "backend": "Triton" if name.endswith("triton") else "Mosaic GPU",
             "one_ns": gpu_s / steps * 1e9, "cpu_ns": cpu / steps * 1e9,
             "one_ratio": gpu_s / cpu, "wall_ratio": wall / cpu,
