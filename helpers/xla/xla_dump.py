@@ -36,6 +36,12 @@ _PASS_FILE = re.compile(r"\.(\d{4})\.([^.]+)\.after_(.+?)"
                         r"(?:\.before_(.+))?\.txt$")
 _INPUT_FILES = "*.before_optimizations.txt"  # one per compiled module
 _OPTION = re.compile(r"^\s*(\w+):\s*(.*?)\s*$")
+# Beside ``xla_dump_to``: the options that make XLA:GPU write its LLVM IR
+# and PTX too. From jaxlib 0.12 it writes them only for the emitters this
+# regular expression matches ("dumps debug logs (e.g. IR like LLVM or
+# MLIR) before and after emitters which match", XLA's flag help); jaxlib
+# 0.10 writes them either way.
+PTX_OPTIONS = {"xla_dump_emitter_re": ".*"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +108,7 @@ class Dump:
 
         Raises:
             FileNotFoundError: no PTX in the dump (XLA:CPU writes none;
-                compile for a GPU).
+                compile for a GPU, with `PTX_OPTIONS`).
         """
         found = self.files("*.ptx")
         if not found:

@@ -197,7 +197,7 @@ def chain_loops_for_gpu(steps: int = STEPS) -> dict[str, Any]:
     for name, fn in kernels.items():
         folder = tempfile.mkdtemp(prefix="xla_dump_")
         crosscompile.compile_for_gpu(fn, weights, key, compiler_options={
-            "xla_dump_to": folder})
+            "xla_dump_to": folder, **xla_dump.PTX_OPTIONS})
         loop = ptx.hottest_loop(xla_dump.Dump(Path(folder), None).ptx())
         path = ptx.critical_path(loop)
         found[name] = {"loop": ptx.by_kind(loop), "path": ptx.by_kind(path),
