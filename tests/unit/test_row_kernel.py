@@ -13,14 +13,28 @@ from helpers.workbook.ch02_fusion import row_kernel
 @pytest.mark.parametrize("batch,k", [((1000,), 25), ((5,), 10),
                                       ((7, 3), 33), ((64,), 64),
                                       ((130,), 1)])
-def test_it_computes_a_times_b(batch, k):
+@pytest.mark.parametrize("pieces", [False, True])
+def test_it_computes_a_times_b(batch, k, pieces):
     key_a, key_b = jax.random.split(jax.random.key(k))
     a = jax.random.normal(key_a, (*batch, 3, k))
     b = jax.random.normal(key_b, (*batch, k, 1))
-    got = row_kernel.row_product(a, b)
+    got = row_kernel.row_product(a, b, pieces=pieces)
     assert got.shape == (*batch, 3, 1)
     np.testing.assert_allclose(np.asarray(got), np.asarray(a @ b),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_a_row_splits_into_its_binary_digits():
+    assert row_kernel.power_of_two_pieces(1) == ((0, 1),)
+    assert row_kernel.power_of_two_pieces(32) == ((0, 32),)
+    assert row_kernel.power_of_two_pieces(50) == ((0, 32), (32, 16),
+                                                  (48, 2))
+    for k in range(1, 81):
+        pieces = row_kernel.power_of_two_pieces(k)
+        assert sum(width for _, width in pieces) == k
+        assert all(w & (w - 1) == 0 for _, w in pieces)
+    with pytest.raises(ValueError, match="at least one number"):
+        row_kernel.power_of_two_pieces(0)
 
 
 def test_it_refuses_shapes_it_does_not_multiply():
@@ -48,3 +62,8 @@ def test_triton_takes_the_kernel_for_an_h100():
     # tiles of 32 columns (25 rounded up), masked loads, no shared memory
     assert "tensor<128x32xf32>" in module or "tensor<64x32xf32>" in module
     assert "tt.load" in module
+    # in pieces, 25 = 16 + 8 + 1: three tiles, none wider than 16
+    (pieces,) = ir.triton_modules(lambda a, b: row_kernel.row_product(
+        a, b, pieces=True, interpret=False), a, b)
+    assert "x32xf32>" not in pieces
+    assert all(f"x{w}xf32>" in pieces for w in (16, 8, 1))

@@ -10,6 +10,7 @@ H100 (`helpers.xla.crosscompile`).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import jax
@@ -88,23 +89,27 @@ VERSIONS: dict[str, Fix] = {
     "batch-minor + transposes": batch_minor_with_transposes,
     "batch-minor + layout change": batch_minor_with_layout_change,
     "Pallas row kernel": row_kernel.row_product,
+    "Pallas row kernel, pieces": functools.partial(row_kernel.row_product,
+                                                   pieces=True),
 }
+# The versions that are Triton kernels, which some GPUs cannot run.
+TRITON_VERSIONS = ("Pallas row kernel", "Pallas row kernel, pieces")
 
 
 def left_out(arch: tuple[int, int] | None = None) -> dict[str, str]:
     """The versions a GPU of compute capability ``arch`` (by default
     this machine's) cannot compile, each with one sentence on why: the
-    Pallas row kernel is a Triton kernel, which a T4 cannot run. Off a GPU
-    none: the kernel runs in Pallas's interpreter.
+    Pallas row kernels are Triton kernels, which a T4 cannot run. Off a
+    GPU none: the kernels run in Pallas's interpreter.
 
     Example:
         >>> list(left_out((7, 5))), left_out((9, 0))
-        (['Pallas row kernel'], {})
+        (['Pallas row kernel', 'Pallas row kernel, pieces'], {})
     """
     why = capability.lacking("Pallas (Triton backend)", arch)
     return {} if not why else {
-        "Pallas row kernel": "The Pallas row kernel is a Triton kernel, "
-                             f"which {why}: left out here."}
+        name: f"The {name} is a Triton kernel, which {why}: left out here."
+        for name in TRITON_VERSIONS}
 
 
 def versions_here(arch: tuple[int, int] | None = None) -> dict[str, Fix]:

@@ -11,6 +11,12 @@ addresses, each byte is read once, and the sums over K stay in registers.
 Nothing is written but the 3 results per element, so the kernel moves
 exactly the floor's bytes.
 
+The masked lanes of a padded tile load nothing and still take their
+place in every instruction: at K = 33 a 64-wide tile is nearly half dead.
+With ``pieces=True`` the kernel instead loads a row as the powers of two
+K is the sum of (35 = 32 + 2 + 1, `power_of_two_pieces`), one tile each,
+so every lane it loads is live.
+
 It is written for Pallas's Triton backend (deprecated since jax 0.11.0,
 `helpers.pallas.backends`); without a GPU it runs in Pallas's interpreter.
 """
@@ -31,26 +37,51 @@ from helpers.xla import crosscompile
 ROWS = 128  # batch elements per program: a power of two (Triton's rule)
 
 
+def power_of_two_pieces(k: int) -> tuple[tuple[int, int], ...]:
+    """``(offset, width)`` of each piece a row of ``k`` numbers splits
+    into when every width is a power of two: K's binary digits, widest
+    first.
+
+    Example:
+        >>> power_of_two_pieces(35)
+        ((0, 32), (32, 2), (34, 1))
+    """
+    if k < 1:
+        raise ValueError(f"a row has at least one number; got K = {k}.")
+    pieces, offset = [], 0
+    for bit in reversed(range(k.bit_length())):
+        if k & (1 << bit):
+            pieces.append((offset, 1 << bit))
+            offset += 1 << bit
+    return tuple(pieces)
+
+
 def row_program(a_ref: Any, b_ref: Any, out_ref: Any, *, n: int, k: int,
-            width: int, rows: int) -> None:
+                tiles: tuple[tuple[int, int], ...], rows: int) -> None:
     """One program: ``rows`` batch elements, ``a_ref`` as (n, 3K),
     ``b_ref`` as (n, K), ``out_ref`` as (n rounded up to whole programs,
-    3)."""
+    3). Each row is loaded as the ``(offset, width)`` tiles ``tiles``,
+    masked past K."""
     # Imported at use: importing this module (and chapter 2's fixes) needs
     # no Pallas Triton backend, which jax deprecated in 0.11.0.
     from jax.experimental.pallas import triton as plgpu
 
     row = pl.program_id(0) * rows + jnp.arange(rows)
-    col = jnp.arange(width)
-    live = (row[:, None] < n) & (col[None, :] < k)
     # Rows past the end read the last row's address, masked: never read.
     # They write to the output's padding, sliced off after the kernel.
     at_row = jnp.minimum(row, n - 1)[:, None]
-    at_col = jnp.minimum(col, k - 1)[None, :]
-    b = plgpu.load(b_ref.at[at_row, at_col], mask=live, other=0)
+    sums: list[Any] = [0, 0, 0]
+    for offset, width in tiles:
+        col = offset + jnp.arange(width)
+        live = (row[:, None] < n) & (col[None, :] < k)
+        at_col = jnp.minimum(col, k - 1)[None, :]
+        b = plgpu.load(b_ref.at[at_row, at_col], mask=live, other=0)
+        for i in range(3):
+            a = plgpu.load(a_ref.at[at_row, i * k + at_col], mask=live,
+                           other=0)
+            sums[i] = sums[i] + jnp.sum(a * b, axis=1)
     for i in range(3):
-        a = plgpu.load(a_ref.at[at_row, i * k + at_col], mask=live, other=0)
-        plgpu.store(out_ref.at[row, i], jnp.sum(a * b, axis=1))
+        plgpu.store(out_ref.at[row, i], sums[i])
 
 
 def _whole_programs(n: int, rows: int) -> int:
@@ -71,12 +102,15 @@ def _whole_programs(n: int, rows: int) -> int:
 
 
 def row_product(a: jax.Array, b: jax.Array, *, rows: int = ROWS,
+                pieces: bool = False,
                 interpret: bool | None = None) -> jax.Array:
     """``a @ b`` for ``a`` of shape (..., 3, K) and ``b`` (..., K, 1), as
     one Pallas kernel reading each row once.
 
     Args:
         rows: batch elements per program, a power of two.
+        pieces: load each row as `power_of_two_pieces` (no masked lane)
+            instead of one tile padded to a power of two.
         interpret: run Pallas's interpreter (default: unless on, or
             compiling for, a GPU).
     """
@@ -96,9 +130,10 @@ def row_product(a: jax.Array, b: jax.Array, *, rows: int = ROWS,
     if not interpret:
         from jax.experimental.pallas import triton as plgpu
         params = plgpu.CompilerParams(num_warps=4)
+    tiles = (power_of_two_pieces(k) if pieces
+             else ((0, 1 << (k - 1).bit_length()),))
     out = pl.pallas_call(
-        functools.partial(row_program, n=n, k=k,
-                          width=1 << (k - 1).bit_length(), rows=rows),
+        functools.partial(row_program, n=n, k=k, tiles=tiles, rows=rows),
         out_shape=jax.ShapeDtypeStruct((pl.cdiv(n, rows) * rows, 3),
                                        a.dtype),
         grid=(pl.cdiv(n, rows),),
