@@ -22,11 +22,18 @@ jax 0.12 deprecates ``psend`` and ``precv`` without naming a replacement;
 `psend` and `precv` here are JAX's own functions, fetched without the
 deprecation warning (`api_status` reports it instead), so that the book's
 examples of the source's code keep running while this jax has them.
+
+Only GPUs run them. Inside `simulated`, the two stand in for what they
+move: a ``precv`` receives, along its pairs, the array its ``psend`` was
+given, as one ``jax.lax.ppermute`` would; so a program of them gives its
+numbers on a CPU's simulated devices too, while `deadlocks` still reads
+the program lowered for GPUs.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import os
 import re
@@ -82,20 +89,75 @@ def api_status() -> ApiStatus:
     return ApiStatus(fn is not None, message, version)
 
 
+# Set by `simulated`: psend and precv stand in for each other's transfer.
+_SIMULATING = False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sent:
+    """What a simulated `psend` returns in place of its token: the array
+    and the pairs it was sent along."""
+
+    value: Any
+    perm: tuple[Pair, ...]
+
+
+@contextlib.contextmanager
+def simulated() -> Iterator[None]:
+    """Within this context, `psend` and `precv` run anywhere: a
+    ``precv(token, ...)`` returns what its ``psend`` sent, moved along the
+    ``precv``'s pairs by ``jax.lax.ppermute``. Trace (call for the first
+    time) the program inside it. It moves the same numbers as the real
+    pair; it cannot deadlock, so check the program with `deadlocks`.
+
+    Example:
+        >>> with simulated():
+        ...     token = psend(1.0, "i", [(0, 1)])
+        >>> type(token).__name__
+        '_Sent'
+    """
+    global _SIMULATING
+    before, _SIMULATING = _SIMULATING, True
+    try:
+        yield
+    finally:
+        _SIMULATING = before
+
+
 def psend(x: Any, axis_name: Any, perm: list[Pair]) -> Any:
-    """``jax.lax.psend`` (deprecated since jax 0.12), without the warning.
+    """``jax.lax.psend`` (deprecated since jax 0.12), without the warning;
+    inside `simulated`, the array and its pairs for `precv`.
 
     Raises:
         NotImplementedError: this jax no longer has it; use
             ``jax.lax.ppermute``.
     """
+    if _SIMULATING:
+        return _Sent(x, tuple((int(s), int(t)) for s, t in perm))
     return _require("psend")(x, axis_name, perm)
 
 
 def precv(token: Any, out_shape: Any, axis_name: Any, perm: list[Pair]
           ) -> Any:
-    """``jax.lax.precv`` (deprecated since jax 0.12), without the warning.
+    """``jax.lax.precv`` (deprecated since jax 0.12), without the warning;
+    inside `simulated`, ``jax.lax.ppermute`` of what the matching `psend`
+    sent.
+
+    Raises:
+        ValueError: inside `simulated`, ``token`` is not what a `psend`
+            returned there.
     """
+    if _SIMULATING:
+        if not isinstance(token, _Sent):
+            raise ValueError("precv's token must be what psend returned "
+                             "(pass psend's result to precv).")
+        sent = (jax.numpy.shape(token.value),
+                jax.numpy.result_type(token.value))
+        if sent != (tuple(out_shape.shape), out_shape.dtype):
+            raise ValueError(f"precv expects {out_shape.shape} "
+                             f"{out_shape.dtype} but psend sent {sent[0]} "
+                             f"{sent[1]}.")
+        return jax.lax.ppermute(token.value, axis_name, perm)
     return _require("precv")(token, out_shape, axis_name, perm)
 
 

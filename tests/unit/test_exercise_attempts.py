@@ -90,14 +90,16 @@ def test_the_solution_passes_and_checks_quickly(answer):
 
 @pytest.mark.slow
 def test_a_graded_part_is_said_and_passes_only_on_a_gpu():
-    # what a CPU cannot grade: the GPU time targets, and psend
+    # what a CPU cannot grade: the GPU time targets (psend and precv are
+    # simulated on CPU devices, so 7.2 is graded whole anywhere)
     from helpers.measuring import machine
     partial = {a for a in ATTEMPTS
                if _solution_report(a).status == "passed where graded"}
+    assert "pass_along" not in partial
     if machine.on_gpu():
-        assert partial <= {"pass_along"}  # one GPU: psend needs four
+        assert not partial
     else:
-        assert partial >= {"bmv", "batched_loss", "pass_along"}
+        assert partial >= {"bmv", "batched_loss"}
         for answer in partial:
             skipped = [o for o in _solution_report(answer).outcomes
                        if o.status == "skip"]

@@ -151,3 +151,29 @@ def test_a_jax_without_psend_gets_a_clear_error(monkeypatch):
     assert not sendrecv.api_status().available
     with pytest.raises(NotImplementedError, match="jax.lax.ppermute"):
         sendrecv.psend(jnp.ones(2), "x", [(0, 1)])
+
+
+def test_simulated_sends_move_what_the_pair_would_and_say_what_is_wrong():
+    mesh = meshes.mesh((4,), ("i",))
+    pairs = [(0, 1), (1, 2), (2, 3)]
+
+    def shift(y, out_shape=None):
+        token = sendrecv.psend(y, "i", pairs)
+        like = out_shape or jax.ShapeDtypeStruct(y.shape, y.dtype)
+        return sendrecv.precv(token, like, "i", pairs)
+
+    def run(fn):
+        return jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=P("i"),
+                                     out_specs=P("i"), check_vma=False))(
+            jnp.arange(8.0))
+
+    with sendrecv.simulated():
+        moved = run(shift)
+        with pytest.raises(ValueError, match="precv expects"):
+            run(lambda y: shift(y, jax.ShapeDtypeStruct((3,), y.dtype)))
+        with pytest.raises(ValueError, match="what psend returned"):
+            run(lambda y: sendrecv.precv(
+                y, jax.ShapeDtypeStruct(y.shape, y.dtype), "i", pairs))
+    # device 0 receives nothing (zeros), as a ppermute leaves it
+    assert moved.tolist() == [0, 0, 0, 1, 2, 3, 4, 5]
+    assert not sendrecv._SIMULATING  # the context leaves nothing behind
