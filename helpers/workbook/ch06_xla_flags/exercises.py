@@ -1,5 +1,6 @@
-"""Chapter 6's exercises: find the compile option (6.1), set a flag where
-XLA reads it (6.2), and keep only the flags this jaxlib knows (6.3).
+"""Chapter 6's exercises: find the GPU compile option that hands a matmul
+to cuBLAS (6.1), set a flag where XLA reads it (6.2), and keep only the
+flags this jaxlib knows (6.3).
 
 Each has a starter (fails its check, with the intended hint) and a
 solution (passes).
@@ -19,51 +20,63 @@ from helpers.grading.exercises import (
     described,
     description_of,
     learner_error,
+    not_graded,
 )
 from helpers.page.prose import counted
-from helpers.workbook.ch06_xla_flags.flag_runs import reduction_program
+from helpers.workbook.ch06_xla_flags import flag_runs
 from helpers.xla import hlo, xla_flags
 
 # --- Exercise 6.1: find the option ------------------------------------------
 
 def options_starter() -> dict[str, Any]:
-    """Return compiler options under which XLA:CPU compiles the reduction
-    program to its own loop fusions, with no library (kCustom) fusion."""
+    """Return compiler options under which XLA:GPU compiles the bf16
+    matmul with its epilogue, for an H100, to a cuBLAS call instead of a
+    Triton GEMM fusion (kCustom)."""
     return {}
 
 
 def options_solution() -> dict[str, Any]:
-    """An empty list of YNNPACK fusion types leaves every fusion to XLA."""
-    return {"xla_cpu_experimental_ynn_fusion_type": ""}
+    """Triton's GEMMs off: the matmul goes to cuBLAS."""
+    return {"xla_gpu_enable_triton_gemm": False}
 
 
-@described("the CPU module has kLoop fusions and no kCustom fusion")
-def _own_fusions(make_options: Callable[[], dict[str, Any]]) -> Outcome:
-    name = description_of(_own_fusions)
-    hint = ("Look through helpers.xla.flag_registry.table(): one CPU flag "
-            "decides which operations go to a library as one kCustom "
-            "fusion. Pass it without the leading '--'.")
-    fn, args = reduction_program(64)
-    cpu = jax.devices("cpu")[0]
-    args = jax.device_put(args, cpu)
+@described("compiled for an H100, the matmul is a cuBLAS call, not a "
+           "Triton fusion")
+def _library_matmul(make_options: Callable[[], dict[str, Any]]
+                    ) -> Outcome:
+    from helpers.xla import crosscompile, fresh_process
+    name = description_of(_library_matmul)
+    hint = ("Look through helpers.xla.flag_registry.table(): one GPU flag "
+            "turns Triton's GEMM fusions off. Pass it without the leading "
+            "'--'.")
     try:
-        text = fn.lower(*args).compile(
-            compiler_options=make_options()).as_text()
-    except Exception as err:  # an unknown option is the learner's mistake
+        options = as_mapping(make_options())
+    except Exception as err:  # the learner's code may fail anyhow
         return learner_error(name, err, hint)
-    kinds = hlo.launch_summary(text)["fusion kinds"]
-    if kinds.get("kCustom") or not kinds.get("kLoop"):
-        return Outcome(name, "fail", f"fusions: {counted(kinds)}", hint)
-    return Outcome(name, "pass", f"fusions: {counted(kinds)}")
+    if crosscompile.why_unavailable():
+        return not_graded(name, "JAX's CUDA plugin, to compile for an "
+                          "H100 (Linux on x86-64, or Colab)")
+    try:
+        found = crosscompile.run(flag_runs.library_calls_for_gpu,
+                                 "matmul_epilogue", dict(options),
+                                 keep_alive=True)
+    except fresh_process.ChildFailed as err:  # an unknown option, say
+        return Outcome(name, "fail", f"XLA refused the options: "
+                       f"{err.reason}", hint)
+    calls, kinds = found["custom calls"], found["fusion kinds"]
+    seen = f"fusions: {counted(kinds)}; library calls: {counted(calls)}"
+    if kinds.get("kCustom") or not any("cublas" in c for c in calls):
+        return Outcome(name, "fail", seen, hint)
+    return Outcome(name, "pass", seen)
 
 
 find_the_option = Exercise(
-    "Exercise 6.1: find the option that changes the module",
-    [_own_fusions],
+    "Exercise 6.1: find the option that hands the matmul to cuBLAS",
+    [_library_matmul],
     hints=["compile(compiler_options={...}) takes XLA flag names without "
            "the leading '--'.",
-           "Its name mentions ynn, the library XLA:CPU hands fusions to."],
-    reread="6.2 A flag you can see: XLA:CPU's library fusions",
+           "Its name has triton and gemm in it, and it enables them."],
+    reread="6.5 What the GPU flags do, measured",
     chapter="06_xla_flags", answer="options", level="warm-up",
     starter=options_starter, solution=options_solution)
 

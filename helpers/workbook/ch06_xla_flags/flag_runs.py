@@ -112,6 +112,22 @@ def modules_for_gpu(name: str, settings: dict[str, dict[str, Any]]
         for label, options in settings.items()}
 
 
+def library_calls_for_gpu(name: str, options: dict[str, Any]
+                          ) -> dict[str, Any]:
+    """Program ``name`` compiled for an H100 at the GPU's size under the
+    compiler ``options`` (run through `helpers.xla.crosscompile.run`): its
+    fusion kinds and the library calls (custom calls: cuBLAS, cuDNN) its
+    module makes, as `helpers.xla.hlo.launch_summary` counts them."""
+    from helpers.xla import crosscompile
+    fn, args = PROGRAMS[name](SIZES["gpu"])
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
+    text = crosscompile.compile_for_gpu(fn, *shapes,
+                                        compiler_options=options).as_text()
+    summary = hlo.launch_summary(text or "")
+    return {"fusion kinds": summary["fusion kinds"],
+            "custom calls": summary["custom calls"]}
+
+
 def loop_body_for_gpu(name: str) -> dict[str, Any]:
     """How XLA:GPU launches program ``name``'s loop body on an H100, read
     from its thunk sequence (run through `helpers.xla.crosscompile.run`):

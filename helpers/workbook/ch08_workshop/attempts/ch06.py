@@ -20,25 +20,30 @@ _ROOT = Path(__file__).parents[3]  # the checkout
 # --- 6.1 find the option ---------------------------------------------
 
 def options_with_dashes():
-    return {"--xla_cpu_experimental_ynn_fusion_type": ""}
+    return {"--xla_gpu_enable_triton_gemm": False}
 
 
 def options_other_flag():
-    return {"xla_backend_optimization_level": 0}
+    # Triton for every matmul or not: this one stays a Triton GEMM
+    return {"xla_gpu_triton_gemm_any": False}
 
 
 def options_misspelt():
-    return {"xla_cpu_experimental_ynn_fusion_types": ""}
+    return {"xla_gpu_enable_triton_gemms": False}
+
+
+def options_as_text():
+    return {"xla_gpu_enable_triton_gemm": "false"}
 
 
 def options_from_flag_text():
-    flag = "--xla_cpu_experimental_ynn_fusion_type="
+    flag = "--xla_gpu_enable_triton_gemm=false"
     name, _, value = flag.removeprefix("--").partition("=")
-    return {name: value}
+    return {name: value == "true"}
 
 
 def options_dict_call():
-    return dict(xla_cpu_experimental_ynn_fusion_type="")
+    return dict(xla_gpu_enable_triton_gemm=False, xla_gpu_autotune_level=0)
 
 
 # --- 6.2 set the flag where XLA reads it ---------------------------------
@@ -131,7 +136,8 @@ ATTEMPTS = {
     "options": {"starter": "flag_registry.table()",
                 "wrong": {options_with_dashes: "without the leading '--'",
                           options_other_flag: "flag_registry.table()",
-                          options_misspelt: "flag_registry.table()"},
+                          options_misspelt: "flag_registry.table()",
+                          options_as_text: "flag_registry.table()"},
                 "right": [options_from_flag_text, options_dict_call]},
     "fusions_under": {"starter": "in a new process",
                       "wrong": {fusions_under_same_process:
