@@ -14,7 +14,7 @@ One folder per job; import the modules a cell needs, e.g.
   (`tables`), figures (`plots`, `diagrams`, `legends`), widgets (`widgets`).
 - `xla`: what XLA compiles, read back: the HLO (`hlo`), compiling for an
   H100 without one (`crosscompile`, `gpu_export`), dumps (`xla_dump`), flags
-  (`xla_flags`, `flag_registry`), and a fresh process to set them in
+  (`known_flags`, `flag_registry`), and a fresh process to set them in
   (`fresh_process`).
 - `profiler`: a `jax.profiler` trace as DataFrames (`trace`), and XProf's
   analyses of it (`xprof_tables`).

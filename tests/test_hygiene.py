@@ -8,7 +8,7 @@ import nbformat
 import pytest
 import yaml
 
-from helpers.xla import xla_flags
+from helpers.xla import known_flags
 from scripts import notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -296,11 +296,11 @@ def test_every_xla_flag_in_the_book_is_registered_and_known_to_jaxlib():
 
     text = "\n".join(p.read_text() for p in
                      (ROOT / "chapters").glob("*.md"))
-    flags = xla_flags.flag_names(text)
+    flags = known_flags.flag_names(text)
     assert not flag_registry.unlisted(flags), (
         "add these flags to helpers/xla/flag_registry.py: what they do, their "
         "documented default and its source")
-    unknown = xla_flags.unknown(list(flag_registry.FLAGS))
+    unknown = known_flags.unknown(list(flag_registry.FLAGS))
     assert not unknown, (
         f"the installed jaxlib does not know {unknown}; a reader setting "
         "them would crash: update the chapters that use them")

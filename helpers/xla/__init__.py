@@ -8,7 +8,7 @@
   exported with `jax.export` and compiled in the child.
 - `xla_dump`: the files ``xla_dump_to`` writes (the thunk sequence, which
   loop bodies become CUDA graphs).
-- `xla_flags`: ``XLA_FLAGS`` checked against the flags this jaxlib knows.
+- `known_flags`: ``XLA_FLAGS`` checked against the flags this jaxlib knows.
 - `flag_registry`: the XLA flags the book uses, with their defaults read
   from the installed jaxlib.
 - `fresh_process`: call a function in a new Python process, where

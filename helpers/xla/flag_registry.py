@@ -288,11 +288,11 @@ def chapters_using(chapters: Path | None = None
         True
     """
     from helpers.measuring import machine
-    from helpers.xla import xla_flags
+    from helpers.xla import known_flags
     folder = chapters or Path(machine.repo_root()) / "chapters"
     using: dict[str, list[str]] = {}
     for page in sorted(folder.glob("[0-9][0-9]_*.md")):
-        for flag in xla_flags.flag_names(page.read_text()):
+        for flag in known_flags.flag_names(page.read_text()):
             using.setdefault(flag, []).append(page.name[:2])
     return {flag: tuple(numbers) for flag, numbers in using.items()}
 

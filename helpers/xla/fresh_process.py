@@ -4,13 +4,13 @@ Some things can only be decided when a process starts: XLA reads
 ``XLA_FLAGS`` once, JAX picks its platforms once, and an unknown flag
 aborts the whole process. The book runs such experiments in a child:
 
->>> from helpers.xla import fresh_process, xla_flags
->>> fresh_process.call(xla_flags.start_jax, env={
+>>> from helpers.xla import fresh_process, known_flags
+>>> fresh_process.call(known_flags.start_jax, env={
 ...     "XLA_FLAGS": "--xla_force_host_platform_device_count=3",
 ...     "JAX_PLATFORMS": "cpu"})
 3
 
-calls ``xla_flags.start_jax()`` in a new interpreter, which starts JAX
+calls ``known_flags.start_jax()`` in a new interpreter, which starts JAX
 with those flags and counts its devices, and returns its result. The
 function is passed as an object (a rename is caught where it is written,
 not in the child) and must be importable by the child: defined at the top
@@ -138,9 +138,10 @@ class Worker:
     that failed or ran out of time, and ends with this process.
 
     Example:
-        >>> from helpers.xla import xla_flags
+        >>> from helpers.xla import known_flags
         >>> worker = Worker(env={"JAX_PLATFORMS": "cpu"})
-        >>> worker.call(xla_flags.start_jax), worker.call(xla_flags.start_jax)
+        >>> start = known_flags.start_jax
+        >>> worker.call(start), worker.call(start)
         (1, 1)
         >>> worker.close()
     """

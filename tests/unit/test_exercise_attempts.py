@@ -109,10 +109,10 @@ def test_a_graded_part_is_said_and_passes_only_on_a_gpu():
 
 @pytest.mark.slow
 def test_the_flags_offered_in_exercise_6_3_are_real_here():
-    from helpers.xla import xla_flags
-    assert xla_flags.unknown(xla_flags_exercises._REAL_FLAGS) == []
+    from helpers.xla import known_flags
+    assert known_flags.unknown(xla_flags_exercises._REAL_FLAGS) == []
     offered = xla_flags_exercises.candidates(random.Random(0))
-    assert len(xla_flags.unknown(offered)) == 1
+    assert len(known_flags.unknown(offered)) == 1
 
 
 def test_an_answer_in_the_wrong_form_is_named():

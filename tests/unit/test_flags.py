@@ -6,7 +6,7 @@ import pytest
 
 from helpers.workbook.ch03_launches import on_gpu
 from helpers.workbook.ch06_xla_flags import flag_runs
-from helpers.xla import crosscompile, flag_registry, fresh_process, xla_flags
+from helpers.xla import crosscompile, flag_registry, fresh_process, known_flags
 
 OWN_FUSIONS = "--xla_cpu_experimental_ynn_fusion_type="
 
@@ -84,7 +84,7 @@ def test_every_program_measures_here():
 
 @pytest.mark.slow
 def test_printed_defaults_include_some_flags():
-    printed = xla_flags.printed_defaults()
+    printed = known_flags.printed_defaults()
     assert printed.get("--xla_backend_optimization_level") == "3"
 
 
@@ -196,7 +196,7 @@ def test_command_buffer_settings_add_only_while():
 @pytest.mark.slow
 def test_autotune_levels_are_described_as_xla_describes_them():
     # levels add care (buffer checks), not search effort: XLA's own help
-    help_text = xla_flags.printed_descriptions().get(
+    help_text = known_flags.printed_descriptions().get(
         "--xla_gpu_autotune_level")
     if help_text is None:
         pytest.skip("this jaxlib's --help no longer prints the flag")

@@ -24,7 +24,7 @@ from helpers.grading.exercises import (
 )
 from helpers.page.prose import counted
 from helpers.workbook.ch06_xla_flags import flag_runs
-from helpers.xla import hlo, xla_flags
+from helpers.xla import hlo
 
 # --- Exercise 6.1: find the option ------------------------------------------
 
@@ -181,8 +181,9 @@ def known_starter(candidates: list[str]) -> list[str]:
 
 
 def known_solution(candidates: list[str]) -> list[str]:
-    """Ask helpers.xla.xla_flags, which tries each in a child process."""
-    rejected = set(xla_flags.unknown(candidates))
+    """Ask helpers.xla.known_flags, which tries each in a child process."""
+    from helpers.xla.known_flags import unknown
+    rejected = set(unknown(candidates))
     return [flag for flag in candidates if flag not in rejected]
 
 
@@ -204,7 +205,7 @@ def _keeps_known(fn: Callable[[list[str]], list[str]]) -> Outcome:
     if got != want:
         return Outcome(name, "fail", _what_went_wrong(got, want, made_up),
                        "Test each flag where an abort cannot hurt: "
-                       "helpers.xla.xla_flags.unknown.")
+                       "helpers.xla.known_flags.unknown.")
     return Outcome(name, "pass", f"kept the {len(want)} real flags and "
                    f"dropped the made-up {made_up}")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers.page import prose
-from helpers.xla import flag_registry, xla_flags
+from helpers.xla import flag_registry, known_flags
 
 # A flag no chapter names: a table cell's dash.
 NOWHERE = "—"
@@ -78,7 +78,7 @@ def where_met(flag: str, pages: dict[str, str],
     for stem, text in sorted(pages.items()):
         pieces = sections(text)
         named = [i for i, piece in enumerate(pieces)
-                 if flag in xla_flags.flag_names(piece)]
+                 if flag in known_flags.flag_names(piece)]
         if not named:
             continue
         if stem not in numbers:  # the workshop, the reproducibility page

@@ -116,19 +116,19 @@ def known_by_a_list_seen_once(candidates):
 
 
 def known_sorted(candidates):
-    from helpers.xla import xla_flags
-    rejected = set(xla_flags.unknown(candidates))
+    from helpers.xla import known_flags
+    rejected = set(known_flags.unknown(candidates))
     return sorted(c for c in candidates if c not in rejected)
 
 
 def known_one_at_a_time(candidates):
-    from helpers.xla import xla_flags
-    return [c for c in candidates if not xla_flags.unknown([c])]
+    from helpers.xla import known_flags
+    return [c for c in candidates if not known_flags.unknown([c])]
 
 
 def known_as_tuple(candidates):
-    from helpers.xla import xla_flags
-    rejected = xla_flags.unknown(candidates)
+    from helpers.xla import known_flags
+    rejected = known_flags.unknown(candidates)
     return tuple(c for c in candidates if c not in rejected)
 
 
@@ -150,10 +150,10 @@ ATTEMPTS = {
                                     "not from the flag's text"},
                       "right": [fusions_under_compiler_options,
                                 fusions_under_subprocess]},
-    "known": {"starter": "helpers.xla.xla_flags.unknown",
-              "wrong": {known_by_prefix: "helpers.xla.xla_flags.unknown",
+    "known": {"starter": "helpers.xla.known_flags.unknown",
+              "wrong": {known_by_prefix: "helpers.xla.known_flags.unknown",
                         known_by_a_list_seen_once:
-                            "helpers.xla.xla_flags.unknown",
-                        known_sorted: "helpers.xla.xla_flags.unknown"},
+                            "helpers.xla.known_flags.unknown",
+                        known_sorted: "helpers.xla.known_flags.unknown"},
               "right": [known_one_at_a_time, known_as_tuple]},
 }

@@ -9,7 +9,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers.page import legends  # noqa: E402
-from helpers.workbook.ch06_xla_flags import figure, flag_runs  # noqa: E402
+from helpers.workbook.ch06_xla_flags import figures, flag_runs  # noqa: E402
 
 
 def row(program, flags, median, compile_s=1.0, **extra):
@@ -27,7 +27,7 @@ DATA = {"rows": [
 
 
 def test_ratios_are_against_each_programs_default_with_its_noise():
-    table = figure.ratios(DATA)
+    table = figures.ratios(DATA)
     assert list(table["setting"]) == ["--xla_gpu_autotune_level=0",
                                       "--xla_gpu_enable_command_buffer="]
     assert list(table["run time / default's"]) == pytest.approx([4.0, 1.5])
@@ -38,7 +38,7 @@ def test_ratios_are_against_each_programs_default_with_its_noise():
 
 
 def test_the_figure_draws_a_band_only_where_noise_was_measured():
-    fig = figure.plot(DATA, "a GPU")
+    fig = figures.plot(DATA, "a GPU")
     run, compile_ = fig.axes[:2]
     assert [t.get_text() for t in run.get_yticklabels()] == [
         "autotune_level=0", "enable_command_buffer="]
@@ -53,14 +53,14 @@ def test_the_figure_draws_a_band_only_where_noise_was_measured():
 
 def test_a_recording_without_settings_is_refused():
     with pytest.raises(ValueError, match="nothing to compare"):
-        figure.ratios({"rows": [row("loop", "(none)", 1e-3)]})
+        figures.ratios({"rows": [row("loop", "(none)", 1e-3)]})
 
 
 def test_a_narrow_axis_still_shows_values_a_reader_can_read():
     narrow = {"rows": [row("loop", "(none)", 1e-3, 1.0),
                        row("loop", "--xla_gpu_autotune_level=0", 1.02e-3,
                            1.07)]}
-    fig = figure.plot(narrow, "a GPU")
+    fig = figures.plot(narrow, "a GPU")
     for ax in fig.axes[:2]:
         shown = [t for t in ax.get_xticks()
                  if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]

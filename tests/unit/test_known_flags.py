@@ -1,18 +1,18 @@
 import pytest
 
-from helpers.xla import xla_flags
+from helpers.xla import known_flags
 
 
 def test_flag_names_are_found_once_each():
     text = ("XLA_FLAGS='--xla_gpu_triton_gemm_any=true "
             "--xla_dump_to=/tmp/x' and again --xla_dump_to")
-    assert xla_flags.flag_names(text) == ["--xla_gpu_triton_gemm_any",
+    assert known_flags.flag_names(text) == ["--xla_gpu_triton_gemm_any",
                                           "--xla_dump_to"]
 
 
 @pytest.mark.slow
 def test_unknown_flags_are_reported_without_killing_the_caller():
-    found = xla_flags.unknown(["--xla_dump_to=/tmp/book-dump",
+    found = known_flags.unknown(["--xla_dump_to=/tmp/book-dump",
                                "--xla_gpu_triton_gemm_any",
                                "--xla_gpu_autotune_level",  # needs a value
                                # a list whose values are names, not numbers
@@ -25,7 +25,7 @@ def test_unknown_flags_are_reported_without_killing_the_caller():
 
 def test_bad_input():
     with pytest.raises(ValueError, match="not XLA flags"):
-        xla_flags.unknown(["-xla_dump_to"])
+        known_flags.unknown(["-xla_dump_to"])
 
 
 def _simulated_xla(types):
@@ -61,10 +61,10 @@ def test_unknown_flags_are_sorted_out_in_a_few_starts(monkeypatch):
              "--xla_bool": "bool", "--xla_enum": "silent",
              "--xla_int2": "int"}
     start, started = _simulated_xla(types)
-    monkeypatch.setattr(xla_flags, "_start_jax_in_child", start)
+    monkeypatch.setattr(known_flags, "_start_jax_in_child", start)
     flags = ["--xla_int", "--xla_list", "--xla_bool", "--xla_enum",
              "--xla_int2", "--xla_nope", "--xla_nope2=1"]
-    assert xla_flags.unknown(flags) == ["--xla_nope", "--xla_nope2=1"]
+    assert known_flags.unknown(flags) == ["--xla_nope", "--xla_nope2=1"]
     # one child per flag would take a dozen; by halves and leaving out the
     # flags XLA found, it takes a few
     assert len(started) <= 8, started
