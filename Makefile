@@ -64,8 +64,8 @@ test: $(STAMP) cross
 
 # For authors, between edits: lint, types and the unit tests not marked slow
 # (child processes, compilations for the H100, statistics over many
-# trials, the book build), in under two minutes on 2 cores (1 min 44 s
-# here). make test runs them all.
+# trials, the book build), in under two minutes on 2 cores. make test
+# runs them all.
 test-quick: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy

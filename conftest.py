@@ -41,7 +41,6 @@ if crosscompile.CACHE_ENV not in os.environ:
     os.environ[crosscompile.CACHE_ENV] = _CROSSCOMPILE_CACHE
 
 
-
 @pytest.fixture
 def needs_browser():
     """Skip a test that reads pages in Chromium where there is none,

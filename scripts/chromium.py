@@ -27,24 +27,31 @@ REQUIRED_VARIABLE = "BOOK_REQUIRE_BROWSER"
 # Ubuntu's older package, Google's Chrome on Linux and Windows.
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome",
                  "google-chrome-stable", "chrome")
-# Where macOS keeps the browsers, which are not on PATH there.
-MAC_BROWSERS = (
-    "/Applications/Chromium.app/Contents/MacOS/Chromium",
-    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
-)
+# Where macOS and Windows keep the browsers, which are not on PATH there.
+INSTALLED_BROWSERS = {
+    "Darwin": ("/Applications/Chromium.app/Contents/MacOS/Chromium",
+               "/Applications/Google Chrome.app/Contents/MacOS/"
+               "Google Chrome"),
+    "Windows": (r"C:\Program Files\Google\Chrome\Application\chrome.exe",
+                r"C:\Program Files (x86)\Google\Chrome\Application"
+                r"\chrome.exe"),
+}
 # How to install both, by the machine's kind; ChromeDriver must match
 # the browser's major version, which each of these takes care of.
 INSTALL = {
     "debian": "sudo apt-get install chromium chromium-driver "
               "(Debian and Ubuntu; `make browser` runs it)",
-    "fedora": "sudo dnf install chromium chromedriver (Fedora)",
+    "fedora": "sudo dnf install chromium chromedriver (Fedora; on RHEL "
+              "and its rebuilds, from EPEL)",
     "darwin": "brew install --cask google-chrome chromedriver (macOS "
               "with Homebrew; the first time, allow chromedriver in "
               "System Settings, Privacy & Security)",
     "windows": "install Google Chrome, download the ChromeDriver of the "
                "same version from "
                "https://googlechromelabs.github.io/chrome-for-testing/ "
-               f"and set {DRIVER_VARIABLE} to its path",
+               f"and set {DRIVER_VARIABLE} to its path (and "
+               f"{BROWSER_VARIABLE} to chrome.exe's if it is not in "
+               "Program Files)",
 }
 
 
@@ -54,9 +61,9 @@ class Missing(RuntimeError):
 
 
 def machine_kind() -> str:
-    """``'darwin'``, ``'windows'``, ``'fedora'`` or ``'debian'`` (any other
-    Linux is given Debian's command, and its own package manager's
-    names are the same)."""
+    """``'darwin'``, ``'windows'``, ``'fedora'`` (Fedora, RHEL and their
+    rebuilds) or ``'debian'``: any other Linux is given Debian's command,
+    whose package names its own package manager may spell differently."""
     system = platform.system().lower()
     if system in ("darwin", "windows"):
         return system
@@ -77,22 +84,32 @@ def install_hint(kind: str | None = None) -> str:
     return INSTALL[kind]
 
 
+def _chosen(variable: str) -> str | None:
+    """The path ``variable`` names, or None where it is not set.
+
+    Raises:
+        Missing: it names no file.
+    """
+    chosen = os.environ.get(variable)
+    if chosen and not Path(chosen).is_file():
+        raise Missing(f"{variable} is {chosen!r}, which is not a file: set "
+                      "it to the path of the program, or unset it to "
+                      "search PATH.")
+    return chosen or None
+
+
 def _browser() -> str | None:
-    chosen = os.environ.get(BROWSER_VARIABLE)
+    chosen = _chosen(BROWSER_VARIABLE)
     if chosen:
-        return chosen if Path(chosen).is_file() else None
+        return chosen
     on_path = (shutil.which(name) for name in BROWSER_NAMES)
     found = next((path for path in on_path if path), None)
-    if found is None and platform.system() == "Darwin":
-        found = next((p for p in MAC_BROWSERS if Path(p).is_file()), None)
-    return found
+    installed = INSTALLED_BROWSERS.get(platform.system(), ())
+    return found or next((p for p in installed if Path(p).is_file()), None)
 
 
 def _driver() -> str | None:
-    chosen = os.environ.get(DRIVER_VARIABLE)
-    if chosen:
-        return chosen if Path(chosen).is_file() else None
-    return shutil.which("chromedriver")
+    return _chosen(DRIVER_VARIABLE) or shutil.which("chromedriver")
 
 
 def find() -> tuple[str, str]:

@@ -145,12 +145,16 @@ def precv(token: Any, out_shape: Any, axis_name: Any, perm: list[Pair]
 
     Raises:
         ValueError: inside `simulated`, ``token`` is not what a `psend`
-            returned there.
+            returned there, or its pairs or shape are not ``precv``'s.
     """
     if _SIMULATING:
         if not isinstance(token, _Sent):
             raise ValueError("precv's token must be what psend returned "
                              "(pass psend's result to precv).")
+        if token.perm != tuple((int(s), int(t)) for s, t in perm):
+            raise ValueError(f"precv's pairs {list(perm)} are not its "
+                             f"psend's {list(token.perm)}: on GPUs the "
+                             "unmatched sends would wait forever.")
         sent = (jax.numpy.shape(token.value),
                 jax.numpy.result_type(token.value))
         if sent != (tuple(out_shape.shape), out_shape.dtype):

@@ -43,6 +43,9 @@ FLAGS: dict[str, tuple[str, str, str]] = {
     "--xla_cpu_experimental_ynn_fusion_type": (
         "which operations XLA:CPU hands to the YNNPACK library as one "
         "custom fusion; empty keeps XLA's own loop fusions", "", ""),
+    "--xla_gpu_enable_triton_gemm": (
+        "let XLA:GPU compile matmuls with its Triton GEMM emitter; false "
+        "hands every matmul to a library (cuBLAS)", "", ""),
     "--xla_gpu_triton_gemm_any": (
         "use the Triton GEMM emitter for every supported matmul, not only "
         "where it is known to win", "false", PERF_TIPS),

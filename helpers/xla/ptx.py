@@ -4,8 +4,10 @@ through.
 
 A loop that carries a value from one iteration to the next (one chain of
 a scan) cannot run faster than its *critical path*: the longest sequence
-of instructions, each needing the one before, from the carried values at
-the top of the body to their new values at the bottom. Throughput does
+of instructions, each needing the one before, from a carried value at
+the top of the body to its own new value at the bottom. (A chain that
+ends in another carried value, such as the next step's input loaded
+ahead, overlaps with the next iteration and is not counted.) Throughput does
 not help it; latency does. `critical_path` finds that sequence in the
 PTX, and `by_kind` counts it by the kinds of instruction whose latencies
 differ most: special functions (the SFU's exponentials, reciprocals,
@@ -16,8 +18,9 @@ rewrites (it may fuse a multiply and an add), so the counts describe
 the program XLA handed on, not the machine code; the dependencies do
 not change.
 
-``xla_dump_to`` makes XLA write the PTX of each module
-(``*.ptx``; `helpers.xla.xla_dump.Dump.ptx`), Triton's kernels included.
+``xla_dump_to`` with `helpers.xla.xla_dump.PTX_OPTIONS` makes XLA write
+the PTX of each module (``*.ptx``; `helpers.xla.xla_dump.Dump.ptx`),
+Triton's kernels included.
 """
 
 from __future__ import annotations
@@ -28,15 +31,17 @@ from collections import Counter
 
 # An instruction: an optional predicate guard, the opcode with its
 # modifiers, and its operands up to the semicolon.
-_INSTRUCTION = re.compile(r"^(?:@!?%\w+\s+)?([a-z][\w.]*)\s*(.*?);")
+_INSTRUCTION = re.compile(r"^(?:@!?(%\w+)\s+)?([a-z][\w.]*)\s*(.*?);")
 _REGISTER = re.compile(r"%[a-z]+\d+")
 _LABEL = re.compile(r"^(\$?\w+):")
 _BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$?\w+)\s*;")
+_FUNCTION = re.compile(r"^(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\b"
+                       r"|^\.version\b")
 
-# The instruction kinds `by_kind` counts, by opcode prefix. The special
-# function unit's instructions (``div.full`` and ``div.approx`` are a
-# reciprocal and a multiply) come first: they share prefixes with
-# nothing else here.
+# The instruction kinds `by_kind` counts, by opcode prefix, the first
+# match winning: the special functions come before the divisions, since
+# ``div.full`` and ``div.approx`` (a reciprocal and a multiply) share the
+# prefix ``div.`` with the exact division.
 KINDS = (
     ("special function", ("tanh.", "ex2.", "lg2.", "rcp.", "rsqrt.",
                           "sin.", "cos.", "sqrt.approx", "div.full",
@@ -84,17 +89,22 @@ def parse(statement: str) -> Instruction | None:
     found = _INSTRUCTION.match(text if text.endswith(";") else text + ";")
     if not found or text.startswith("."):
         return None
-    opcode, operands = found.groups()
+    guard, opcode, operands = found.groups()
+    guards = (guard,) if guard else ()
+    # stores, branches and the like write memory or nothing; so does an
+    # instruction whose first operand is an address ([...])
     writes_none = opcode.startswith(("st.", "bra", "bar.", "ret", "red.",
-                                     "atom.", "prefetch", "griddep"))
+                                     "prefetch", "griddep")) or \
+        operands.lstrip().startswith("[")
     if writes_none:
-        return Instruction(opcode, (), tuple(_REGISTER.findall(operands)))
+        return Instruction(opcode, (),
+                           guards + tuple(_REGISTER.findall(operands)))
     end = (operands.find("}") + 1 if operands.lstrip().startswith("{")
            else operands.find(","))
     first, rest = ((operands, "") if end <= 0
                    else (operands[:end], operands[end:]))
     return Instruction(opcode, tuple(_REGISTER.findall(first)),
-                       tuple(_REGISTER.findall(rest)))
+                       guards + tuple(_REGISTER.findall(rest)))
 
 
 def _statements(ptx: str) -> list[str]:
@@ -107,11 +117,14 @@ def _statements(ptx: str) -> list[str]:
 def loops(ptx: str) -> list[list[Instruction]]:
     """The body of every loop in ``ptx``: the instructions from a label to
     a branch back to it, innermost loops as written (a loop containing
-    another is returned whole too)."""
+    another is returned whole too). Labels are local to a function, so
+    several modules' PTX joined together read apart."""
     statements = _statements(ptx)
     labels: dict[str, int] = {}
     bodies = []
     for number, statement in enumerate(statements):
+        if _FUNCTION.match(statement.strip()):
+            labels = {}  # a new kernel or module: its own labels
         label = _LABEL.match(statement.strip())
         if label:
             labels[label.group(1)] = number
@@ -125,23 +138,40 @@ def loops(ptx: str) -> list[list[Instruction]]:
 
 
 def critical_path(body: list[Instruction]) -> list[Instruction]:
-    """The longest chain of dependent instructions in one iteration of
-    ``body`` that ends in a value the next iteration reads (a register
-    read in the body before it is written there): what a single thread
-    must wait through, one instruction after another, every iteration.
-    Each instruction counts once; `by_kind` says what they are."""
-    carried = _carried(body)
-    depth: dict[str, tuple[int, list[Instruction]]] = {}
+    """The longest recurrence of ``body``: for a value the loop carries
+    (a register read in the body before it is written there), the chain
+    of dependent instructions from its read at the top to its own new
+    value, the longest over all carried values. That is what a single
+    thread must wait through, one instruction after another, every
+    iteration. Each instruction counts once; `by_kind` says what they
+    are."""
     best: list[Instruction] = []
-    for instruction in body:
-        before = [depth[r] for r in instruction.reads if r in depth]
-        longest = max(before, key=lambda d: d[0], default=(0, []))
-        path = longest[1] + [instruction]
-        for register in instruction.writes:
-            depth[register] = (len(path), path)
-            if register in carried and len(path) > len(best):
-                best = path
+    for carried in sorted(_carried(body)):
+        path = _recurrence(body, carried)
+        if len(path) > len(best):
+            best = path
     return best
+
+
+def _recurrence(body: list[Instruction], carried: str
+                ) -> list[Instruction]:
+    """The longest chain from ``carried``'s value entering the iteration
+    to its value leaving it (values not derived from it are ready at the
+    start)."""
+    chains: dict[str, list[Instruction]] = {carried: []}
+    found: list[Instruction] = []
+    for instruction in body:
+        before = [chains[r] for r in instruction.reads if r in chains]
+        for register in instruction.writes:
+            chains.pop(register, None)  # overwritten by a new value
+        if not before:
+            continue
+        path = max(before, key=len) + [instruction]
+        for register in instruction.writes:
+            chains[register] = path
+            if register == carried and len(path) > len(found):
+                found = path
+    return found
 
 
 def _carried(body: list[Instruction]) -> set[str]:

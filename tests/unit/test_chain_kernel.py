@@ -55,6 +55,8 @@ def test_float64_and_wrong_shapes_are_refused_with_what_to_do():
             chain_kernel.one_chain(POS, m0, noise.astype(jnp.float64))
     with pytest.raises(ValueError, match=r"noise \(steps, 1\)"):
         chain_kernel.one_chain(POS, m0, jnp.zeros((10,), jnp.float32))
+    with pytest.raises(ValueError, match="at least one step"):
+        chain_kernel.one_chain(POS, m0, jnp.zeros((0, 1), jnp.float32))
 
 
 @pytest.mark.slow
@@ -63,7 +65,7 @@ def test_float64_and_wrong_shapes_are_refused_with_what_to_do():
 def test_compiled_for_an_h100_the_loop_waits_through_no_shuffle():
     loops = crosscompile.run(for_h100.chain_loops_for_gpu, 64)
     padded, latency = loops["padded kernel"], loops["latency kernel"]
-    assert padded["path"]["shuffle"] >= 4  # the two 16-lane sums
+    assert padded["path"]["shuffle"] == 4  # the output's 16-lane sum
     assert "shuffle" not in latency["loop"]
     assert latency["path"] == {"arithmetic": latency["path length"] - 2,
                                "special function": 2}

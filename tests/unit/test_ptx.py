@@ -78,3 +78,49 @@ def test_the_critical_path_follows_the_carried_value_not_the_load():
 def test_ptx_without_a_loop_says_so():
     with pytest.raises(ValueError, match="no loop"):
         ptx.hottest_loop("add.rn.f32 %f1, %f2, %f3;\nret;")
+
+
+# A loop whose input for the next iteration is loaded ahead through a
+# long chain (six instructions) while the recurrence itself is one add:
+# the load overlaps the next iteration, so the path is the add.
+PREFETCH = """
+$L__BB0_1:
+    add.rn.f32 %f1, %f1, %f2;
+    add.s32 %r1, %r1, 1;
+    min.u32 %r3, %r1, 7999;
+    mul.wide.u32 %rd4, %r3, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    ld.global.f32 %f9, [%rd5];
+    mov.f32 %f2, %f9;
+    setp.ne.b32 %p1, %r1, 8000;
+    @%p1 bra $L__BB0_1;
+"""
+
+
+def test_a_chain_into_another_carried_value_is_not_the_recurrence():
+    path = ptx.critical_path(ptx.hottest_loop(PREFETCH))
+    assert [i.opcode for i in path] == ["add.rn.f32"]
+
+
+def test_two_kernels_joined_keep_their_labels_apart():
+    # the second kernel's forward branch names the first kernel's label
+    second = """
+.visible .entry other(
+)
+{
+    mul.rn.f32 %f1, %f2, %f3;
+    @%p1 bra $L__BB0_1;
+$L__BB0_1:
+    ret;
+}
+"""
+    assert len(ptx.loops(LOOP + second)) == 1
+
+
+def test_atomics_write_their_register_and_guards_are_read():
+    atom = ptx.parse("atom.global.add.u32 %r1, [%rd1], 1;")
+    assert atom.writes == ("%r1",) and atom.reads == ("%rd1",)
+    copy = ptx.parse("cp.async.ca.shared.global [%r5], [%rd2], 16;")
+    assert copy.writes == () and copy.reads == ("%r5", "%rd2")
+    guarded = ptx.parse("@%p3 add.rn.f32 %f1, %f2, %f3;")
+    assert guarded.reads == ("%p3", "%f2", "%f3")

@@ -32,6 +32,9 @@ def test_a_row_splits_into_its_binary_digits():
     for k in range(1, 81):
         pieces = row_kernel.power_of_two_pieces(k)
         assert sum(width for _, width in pieces) == k
+        # each piece starts where the one before ends
+        assert [o for o, _ in pieces] == [
+            sum(w for _, w in pieces[:i]) for i in range(len(pieces))]
         assert all(w & (w - 1) == 0 for _, w in pieces)
     with pytest.raises(ValueError, match="at least one number"):
         row_kernel.power_of_two_pieces(0)

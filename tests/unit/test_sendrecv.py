@@ -171,6 +171,10 @@ def test_simulated_sends_move_what_the_pair_would_and_say_what_is_wrong():
         moved = run(shift)
         with pytest.raises(ValueError, match="precv expects"):
             run(lambda y: shift(y, jax.ShapeDtypeStruct((3,), y.dtype)))
+        with pytest.raises(ValueError, match="not its psend's"):
+            run(lambda y: sendrecv.precv(
+                sendrecv.psend(y, "i", pairs),
+                jax.ShapeDtypeStruct(y.shape, y.dtype), "i", pairs[:2]))
         with pytest.raises(ValueError, match="what psend returned"):
             run(lambda y: sendrecv.precv(
                 y, jax.ShapeDtypeStruct(y.shape, y.dtype), "i", pairs))

@@ -13,9 +13,10 @@ exactly the floor's bytes.
 
 The masked lanes of a padded tile load nothing and still take their
 place in every instruction: at K = 33 a 64-wide tile is nearly half dead.
-With ``pieces=True`` the kernel instead loads a row as the powers of two
-K is the sum of (35 = 32 + 2 + 1, `power_of_two_pieces`), one tile each,
-so every lane it loads is live.
+With ``pieces=True`` the kernel instead splits a row into pieces whose
+widths are powers of two (35 = 32 + 2 + 1, `power_of_two_pieces`) and
+loads each piece as a tile of its own, so no column of a tile is masked
+(rows past the batch's end still are).
 
 It is written for Pallas's Triton backend (deprecated since jax 0.11.0,
 `helpers.pallas.backends`); without a GPU it runs in Pallas's interpreter.
@@ -60,8 +61,9 @@ def row_program(a_ref: Any, b_ref: Any, out_ref: Any, *, n: int, k: int,
                 tiles: tuple[tuple[int, int], ...], rows: int) -> None:
     """One program: ``rows`` batch elements, ``a_ref`` as (n, 3K),
     ``b_ref`` as (n, K), ``out_ref`` as (n rounded up to whole programs,
-    3). Each row is loaded as the ``(offset, width)`` tiles ``tiles``,
-    masked past K."""
+    3). Each row is loaded as the ``(offset, width)`` tiles ``tiles``; a
+    tile that reaches past K is masked there, and rows past ``n`` are
+    masked in every tile."""
     # Imported at use: importing this module (and chapter 2's fixes) needs
     # no Pallas Triton backend, which jax deprecated in 0.11.0.
     from jax.experimental.pallas import triton as plgpu
@@ -73,7 +75,9 @@ def row_program(a_ref: Any, b_ref: Any, out_ref: Any, *, n: int, k: int,
     sums: list[Any] = [0, 0, 0]
     for offset, width in tiles:
         col = offset + jnp.arange(width)
-        live = (row[:, None] < n) & (col[None, :] < k)
+        live = row[:, None] < n
+        if offset + width > k:  # a padded tile: its columns past K
+            live = live & (col[None, :] < k)
         at_col = jnp.minimum(col, k - 1)[None, :]
         b = plgpu.load(b_ref.at[at_row, at_col], mask=live, other=0)
         for i in range(3):

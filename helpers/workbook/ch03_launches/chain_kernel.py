@@ -1,8 +1,8 @@
 """One chain of chapter 3's loop as a kernel built for latency.
 
 `helpers.pallas.scan.fused_scan` runs the thread's step as written: the 12
-hidden units are one padded vector of 16 lanes spread over a warp, so each
-of the step's two sums is a tree of warp shuffles, and each sigmoid is an
+hidden units are one padded vector of 16 lanes spread over a warp, so the
+output's sum over them is a tree of warp shuffles, and each sigmoid is an
 exponential and a division. A single chain waits for every one of those
 in turn. `one_chain` writes the same step for one chain's latency:
 
@@ -113,8 +113,8 @@ def one_chain(pos: Weights, m0: jax.Array, noise: jax.Array, *,
             unless compiling for a GPU).
 
     Raises:
-        ValueError: an input is not float32, or a shape is not the
-            chain's.
+        ValueError: an input is not float32, a shape is not the chain's,
+            or there are no steps.
     """
     arrays = {"m0": m0, "noise": noise, **pos}
     wrong = {name: str(jnp.result_type(x)) for name, x in arrays.items()
@@ -125,6 +125,9 @@ def one_chain(pos: Weights, m0: jax.Array, noise: jax.Array, *,
     if m0.shape != (1,) or noise.ndim != 2 or noise.shape[1:] != (1,):
         raise ValueError(f"m0 must be (1,) and noise (steps, 1); got "
                          f"{m0.shape} and {noise.shape}.")
+    if noise.shape[0] < 1:
+        raise ValueError("one_chain needs at least one step of noise; "
+                         "with none, the answer is m0 itself.")
     if interpret is None:
         interpret = not _compiling_for_gpu()
     a, c, d = folded(pos)

@@ -27,6 +27,7 @@ from helpers.workbook.ch03_launches.variants import (
     VARIANTS,
     Weights,
     fused_side_by_side,
+    fused_triton,
     hoisted_step,
     init_weights,
     initial_state,
@@ -185,12 +186,7 @@ def chain_loops_for_gpu(steps: int = STEPS) -> dict[str, Any]:
     from helpers.xla import crosscompile, ptx, xla_dump
     weights, key = init_weights(jax.random.key(0)), jax.random.key(1)
 
-    def padded(w: Weights, k: jax.Array) -> jax.Array:
-        noise = noise_for(k, steps, w["w_in"].dtype)
-        return fused_scan(hoisted_step(positive(w)), initial_state(w),
-                          noise, backend="triton")[0]
-
-    kernels = {"padded kernel": padded,
+    kernels = {"padded kernel": lambda w, k: fused_triton(w, k, steps),
                "latency kernel": lambda w, k: chain_kernel.latency_kernel(
                    w, k, steps)}
     found = {}

@@ -36,13 +36,10 @@ from helpers.workbook.ch03_launches.variants import (
     Weights,
     fused,
     fused_side_by_side,
-    hoisted_step,
+    fused_triton,
     init_weights,
-    initial_state,
     many_chains,
     measure,
-    noise_for,
-    positive,
     scan_hoisted,
     steps_argument,
     while_traced,
@@ -231,14 +228,11 @@ def _one_chain(watch: _Stopwatch, weights: Weights, key: jax.Array,
     while loop on the GPU; the best jitted loop and the while loop on the
     CPU."""
     cpu = jax.devices("cpu")[0]
-    fused_triton = jax.jit(lambda w, k: fused_scan(
-        hoisted_step(positive(w)), initial_state(w),
-        noise_for(k, steps, w["w_in"].dtype), backend="triton")[0])
     return {
         "gpu fused_scan": watch.time(fused, weights, key, steps,
                                      device_as="gpu fused_scan",
                                      needs=TRITON),
-        PADDED_KERNEL: watch.time(fused_triton, weights, key,
+        PADDED_KERNEL: watch.time(fused_triton, weights, key, steps,
                                   device_as=PADDED_KERNEL, needs=TRITON),
         LATENCY_KERNEL: watch.time(chain_kernel.latency_kernel, weights,
                                    key, steps, device_as=LATENCY_KERNEL,

@@ -121,7 +121,8 @@ def latency_kernel(data: dict[str, Any], padded_path: int,
     if min(padded_path, latency_path) < 1:
         raise ValueError(f"a critical path has at least one instruction; "
                          f"got {padded_path} and {latency_path}.")
-    padded_s, budget = data["device_s"].get(PADDED_KERNEL), _budget(data)
+    padded_s = data.get("device_s", {}).get(PADDED_KERNEL)
+    budget = _budget(data)
     if not isinstance(padded_s, float) or budget is None:
         return None
     q = arithmetic.quantity

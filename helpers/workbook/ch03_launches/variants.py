@@ -137,6 +137,17 @@ def fused(weights: Weights, key: jax.Array, steps: int) -> jax.Array:
     return momentum
 
 
+@functools.partial(jax.jit, static_argnums=2)
+def fused_triton(weights: Weights, key: jax.Array, steps: int
+                 ) -> jax.Array:
+    """`fused` compiled by Pallas's Triton backend, whatever the GPU: the
+    padded kernel chapter 3's latency kernel is set against."""
+    noise = noise_for(key, steps, weights["w_in"].dtype)
+    momentum, _ = fused_scan(hoisted_step(positive(weights)),
+                             initial_state(weights), noise, backend="triton")
+    return momentum
+
+
 def fused_side_by_side(weights: Weights, keys: jax.Array, steps: int, *,
                        chains_per_program: int = 64,
                        backend: Backend | None = None) -> jax.Array:

@@ -39,7 +39,7 @@ def options_as_text():
 def options_from_flag_text():
     flag = "--xla_gpu_enable_triton_gemm=false"
     name, _, value = flag.removeprefix("--").partition("=")
-    return {name: value == "true"}
+    return {name: json.loads(value)}  # "false" -> False
 
 
 def options_dict_call():
