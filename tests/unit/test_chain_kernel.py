@@ -15,13 +15,6 @@ WEIGHTS = variants.init_weights(jax.random.key(0))
 POS = variants.positive(WEIGHTS)
 
 
-def test_tree_sum_adds_in_a_balanced_tree():
-    assert chain_kernel.tree_sum([1, 2, 3, 4, 5, 6, 7]) == 28
-    assert chain_kernel.tree_sum([3.5]) == 3.5
-    with pytest.raises(ValueError, match="at least one value"):
-        chain_kernel.tree_sum([])
-
-
 def test_the_folded_step_is_the_threads_step():
     a, c, d = chain_kernel.folded(POS)
     for m, noise in ((0.0, 0.3), (1.7, -1.2), (-4.0, 0.0)):

@@ -7,8 +7,8 @@ exponential and a division. A single chain waits for every one of those
 in turn. `one_chain` writes the same step for one chain's latency:
 
 - every hidden unit is a scalar of its own, held by every thread, so the
-  sums are adds inside a thread (a tree, `tree_sum`) and no value crosses
-  lanes;
+  sums are adds inside a thread (a tree,
+  `helpers.pallas.mosaic.scalarise.tree_sum`) and no value crosses lanes;
 - each sigmoid is one hardware instruction: sigmoid(x) = 1/2 + tanh(x/2)/2,
   with PTX's ``tanh.approx.f32`` (`jax.experimental.pallas.triton.
   approx_tanh`), and the halves folded into the weights once, before the
@@ -25,39 +25,26 @@ exact ``jnp.tanh`` stands in, so a CPU checks the rest of the kernel.
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
+from helpers.measuring import machine
+from helpers.pallas.mosaic.scalarise import tree_sum
 from helpers.workbook.ch03_launches.variants import (
     Weights,
     initial_state,
     noise_for,
     positive,
 )
+from helpers.xla import crosscompile
 
 # One warp: each thread computes the whole (tiny) step, so more threads
 # would only repeat it.
 NUM_WARPS = 1
-
-
-def tree_sum(values: Sequence[Any]) -> Any:
-    """The sum of ``values`` as a balanced tree of adds: ceil(log2(n))
-    dependent adds instead of n - 1.
-
-    Example:
-        >>> tree_sum([1, 2, 3, 4, 5])
-        15
-    """
-    if not values:
-        raise ValueError("tree_sum needs at least one value.")
-    values = list(values)
-    while len(values) > 1:
-        pairs = [a + b for a, b in zip(values[::2], values[1::2])]
-        values = pairs + values[len(pairs) * 2:]
-    return values[0]
 
 
 def folded(pos: Weights) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -72,7 +59,8 @@ def folded(pos: Weights) -> tuple[jax.Array, jax.Array, jax.Array]:
 def step(m: Any, noise: Any, a: Sequence[Any], c: Sequence[Any], d: Any,
          tanh: Callable[[Any], Any]) -> Any:
     """One step of the chain on scalars, with the folded constants."""
-    z = d + tree_sum([cj * tanh(aj * m) for aj, cj in zip(a, c)])
+    z = d + tree_sum([cj * tanh(aj * m) for aj, cj in zip(a, c)],
+                     operator.add)
     return 0.5 * tanh(z) + (0.5 + noise)
 
 
@@ -129,7 +117,7 @@ def one_chain(pos: Weights, m0: jax.Array, noise: jax.Array, *,
         raise ValueError("one_chain needs at least one step of noise; "
                          "with none, the answer is m0 itself.")
     if interpret is None:
-        interpret = not _compiling_for_gpu()
+        interpret = not (machine.on_gpu() or crosscompile.compiling_for_gpu())
     a, c, d = folded(pos)
     steps = noise.shape[0]
     params = None
@@ -156,8 +144,3 @@ def latency_kernel(weights: Weights, key: jax.Array, steps: int
     noise = noise_for(key, steps, jnp.float32)
     return one_chain(positive(weights), initial_state(weights), noise)
 
-
-def _compiling_for_gpu() -> bool:
-    from helpers.xla import crosscompile
-    return (jax.default_backend() == "gpu"
-            or crosscompile.compiling_for_gpu())
