@@ -60,9 +60,10 @@ def test_profile_counts_one_launch_for_the_fused_loop(tmp_path):
 
 def test_cuda_graphs_stay_on_under_jax_profiler():
     """The static while loop's body is a CUDA graph (compiled for an H100:
-    tests/unit/test_launches.py); under jax.profiler its kernels still
-    run inside graphs: the plugin's profiler lock never sees jax's
-    session, so XLA does not run the graph op by op."""
+    tests/unit/workbook/ch03_launches/test_launches.py); under
+    jax.profiler its kernels still run inside graphs: the plugin's
+    profiler lock never sees jax's session, so XLA does not run the graph
+    op by op."""
     timing = device_time.measure(variants.while_static, WEIGHTS, KEY,
                                  STEPS, repeat=3, profiled=2)
     assert timing.in_graph > 0.5, timing

@@ -1,6 +1,6 @@
 """Chapter 7 on GPUs: psend/precv programs run where there are four.
 (What the combine thresholds do is compiled for eight H100s on any machine:
-tests/unit/test_combine_on_gpu.py.)"""
+tests/unit/workbook/ch07_multi_gpu/test_combine_on_gpu.py.)"""
 
 import jax
 import numpy as np

@@ -9,7 +9,7 @@ from helpers.workbook.ch08_workshop import timed, workshop
 
 pytestmark = pytest.mark.gpu
 
-# tests/unit/test_exercise_attempts.py finds these not graded on a CPU.
+# tests/unit/grading/test_exercise_attempts.py finds these not graded on a CPU.
 TIMED = {"bmv", "batched_loss"}
 
 

@@ -1,18 +1,17 @@
 """The helpers package's layout: no import circle, no module reaching into
 another's private names (`scripts/import_graph.py` prints both), and the
-layout the package's docstring maps."""
+layout the package's docstring maps, which the unit tests mirror."""
 
 import importlib
 import pkgutil
-import sys
 from pathlib import Path
 
 import pytest
 
 import helpers
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import import_graph  # noqa: E402
+from book_paths import ROOT
+from scripts import import_graph
 
 
 def test_the_import_graph_has_no_circle():
@@ -60,6 +59,45 @@ def test_each_chapter_has_one_folder_named_after_it():
     folders = sorted(info.name for info in
                      pkgutil.iter_modules(workbook.__path__) if info.ispkg)
     assert folders == [f"ch{name}" for name in chapters]
+
+
+# The folders of tests/unit that test something other than a package of
+# helpers: the package as a whole (at the top) and the scripts.
+_NOT_A_PACKAGE = {Path("."), Path("scripts")}
+
+
+def test_the_unit_tests_mirror_the_package():
+    """A module's tests sit in the folder named as its package is
+    (helpers/xla/hlo -> tests/unit/xla), so a reader finds them."""
+    unit = ROOT / "tests" / "unit"
+    for test in unit.rglob("test_*.py"):
+        folder = test.parent.relative_to(unit)
+        if folder in _NOT_A_PACKAGE:
+            continue
+        package = ROOT / "helpers" / folder
+        assert (package / "__init__.py").exists(), (
+            f"{test.relative_to(ROOT)} is in a folder no package of helpers "
+            f"has: move it to the folder of the package it tests")
+
+
+def test_no_test_imports_another_test_module():
+    """What tests share lives in tests/support, which pytest puts on the
+    path wherever a test sits; a test module is found only from its own
+    folder."""
+    for test in (ROOT / "tests").rglob("test_*.py"):
+        for line in test.read_text().splitlines():
+            words = line.split()
+            assert not (words[:1] in (["from"], ["import"])
+                        and words[1].startswith("test_")), (
+                f"{test.relative_to(ROOT)}: {line.strip()} (move what it "
+                f"needs to tests/support)")
+
+
+def test_no_two_test_files_share_a_name():
+    """pytest and mypy import each test file by its name alone."""
+    names = [test.name for test in (ROOT / "tests").rglob("test_*.py")]
+    assert len(names) == len(set(names)), sorted(
+        name for name in set(names) if names.count(name) > 1)
 
 
 @pytest.mark.parametrize("path", sorted(

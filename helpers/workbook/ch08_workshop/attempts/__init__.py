@@ -5,7 +5,7 @@ written differently from the solution.
 One module per chapter (``ch02`` ...), each with an ``ATTEMPTS`` table:
 ``{answer name: {"starter": hint, "wrong": {attempt: hint},
 "right": [attempt, ...]}}``. The tests run every attempt through its
-exercise's check (tests/unit/test_exercise_attempts.py), and the
+exercise's check (tests/unit/grading/test_exercise_attempts.py), and the
 facilitators' page shows the wrong ones as the common mistakes of each
 block, with what the check says to each (`mistakes`).
 """

@@ -4,6 +4,8 @@ import pytest
 
 from helpers.measuring import capability, environment, machine
 
+from book_paths import ROOT
+
 
 def test_describe_has_provenance_and_is_json():
     info = machine.describe()
@@ -139,9 +141,8 @@ def test_what_a_gpu_lacks_is_one_reason_or_nothing():
 
 def test_jax_minimum_is_the_one_pyproject_asks_for():
     import tomllib
-    from pathlib import Path
 
-    project = tomllib.loads((Path(__file__).resolve().parents[2] /
+    project = tomllib.loads((ROOT /
                              "pyproject.toml").read_text())["project"]
     needed = ".".join(map(str, machine.JAX_MINIMUM))
     assert f"jax>={needed}" in project["dependencies"]

@@ -9,7 +9,7 @@ import pytest
 from helpers.workbook.ch08_workshop import exit_quiz
 from helpers.workbook.ch08_workshop.attempts import ATTEMPTS
 from helpers.workbook.ch11_facilitators import kit
-from test_feedback import _section_titles
+from book_paths import section_titles
 
 
 def test_a_blocks_goal_is_its_chapters_own_sentence():
@@ -69,7 +69,7 @@ def test_each_quiz_question_points_to_a_section_the_chapter_has():
     for question in exit_quiz.QUESTIONS:
         number, title = question.section.split(" ", 1)
         chapter, section = number.split(".")
-        titles = _section_titles(chapters[chapter])
+        titles = section_titles(chapters[chapter])
         assert titles[int(section) - 1].replace("`", "") == title
         assert question.answer in question.letters
 

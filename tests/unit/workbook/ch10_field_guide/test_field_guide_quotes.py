@@ -8,6 +8,8 @@ import pytest
 from helpers.measuring import recorded
 from helpers.workbook.ch10_field_guide import guide
 
+from book_paths import ROOT
+
 
 def variants():
     return recorded.load("03_launches/variants")["data"]
@@ -109,10 +111,9 @@ def test_the_summary_names_patterns_as_the_report_does(monkeypatch):
 
 
 def test_each_cases_issues_are_cited_in_the_field_guide():
-    from pathlib import Path
 
     from pybtex.database import parse_file
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     text = (root / "chapters" / "10_field_guide.md").read_text()
     bib = parse_file(str(root / "references.bib"))
     for name, case in guide.CASES.items():

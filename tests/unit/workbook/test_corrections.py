@@ -4,7 +4,6 @@ test fails on the old statement."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +12,8 @@ from helpers.profiler import trace
 from helpers.workbook.ch04_profiling import attention
 from helpers.xla import flag_registry
 
-CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
+from book_paths import CHAPTERS
+
 
 
 def prose(chapter: str) -> str:

@@ -1,13 +1,12 @@
 """Chapter 1's numbers and the quantities its claims turn on: each
 claim's test gets data with both outcomes.
 
-Recordings by the device's clock are built here with the outcome each
-test needs; the reference recordings in ``recorded/`` are read as they
-are.
+Recordings by the device's clock are made up (`made_up`) with the
+outcome each test needs; the reference recordings in ``recorded/`` are
+read as they are.
 """
 
 import copy
-import json
 
 import pandas as pd
 import pytest
@@ -15,64 +14,13 @@ import pytest
 from helpers.measuring import recorded, results, roofline
 from helpers.workbook.ch01_measuring import recording, verdicts
 
-GPU = "NVIDIA H100 80GB HBM3"
+from made_up import device_recording, timing
 
 
 def every_recording():
     """The reference GPU's chapter 1 recording and every other GPU's."""
     return [results.reference("01_measuring/summary").data,
             *(r.data for r in results.other_gpus("01_measuring/summary"))]
-
-
-def timing(span_s, wall_s, name="t"):
-    """A DeviceTiming's dict with constant samples."""
-    return {"name": name, "span": {"name": name, "times": [span_s] * 5,
-                                   "compile_s": None},
-            "kernel": {"name": name, "times": [span_s] * 5,
-                       "compile_s": None},
-            "wall": {"name": name, "times": [wall_s] * 5,
-                     "compile_s": None},
-            "kernels_per_call": 1.0, "in_graph": 0.0,
-            "kernels_from": "device events", "overhead_s": wall_s - span_s}
-
-
-def device_recording(**changes):
-    """A device-clock recording of chapter 1, numbers like an H100's."""
-    moved = 2**31
-    data = {
-        "clock": "device", "matmul_n": 8192,
-        "ceilings": {
-            "device": GPU, "copy_bytes_per_s": moved / 700e-6,
-            "matmul_flops_per_s": {
-                "float32": 380e12, f"float32, {roofline.HIGHEST}": 51e12},
-            "timings": {"copy": timing(700e-6, 900e-6)}},
-        "dispatch": {"enqueue_us": 50.0, "blocked_ms": 3.2,
-                     "device_ms": 2.9, "floor_ms": 2.89},
-        "compile": {"first_call_ms": 1400.0, "steady_ms": 3.0,
-                    "trace_lower_ms": 20.0, "compile_ms": 900.0,
-                    "retrace_ms": 950.0},
-        "first_30_calls_ms": [4000.0, 5.8] + [3.1] * 28,
-        "profile": {"elements": [1024, 2**28], "wall_us": [150.0, 1000.0],
-                    "back_to_back_us": [20.0, 712.0],
-                    "span_us": [1.0, 705.0], "kernel_us": [1.0, 705.0],
-                    "xprof_kernel_us": [1.0, 706.0]},
-        "cache": {"MiB": [1.0, 4.0, 1024.0],
-                  "same device GB/s": [850.0, 1500.0, 3000.0],
-                  "rotated device GB/s": [800.0, 1450.0, 3000.0],
-                  "same wall GB/s": [20.0, 80.0, 2300.0],
-                  "rotated wall GB/s": [20.0, 80.0, 2300.0]},
-        "floors": {"kernel": ["2x + 1", "matmul"],
-                   "bytes (hand)": [2**31, 2**29],
-                   "bytes (XLA)": [2**31, 2**29],
-                   "flops (hand)": [2**29, 2 * 8192**3],
-                   "flops (XLA)": [2**29, 2 * 8192**3],
-                   "bound": ["memory", "compute"],
-                   "floor ms": [0.7, 2.89], "device ms": [0.74, 3.1],
-                   "device spread": [0.01, 0.01], "wall ms": [0.95, 3.3]},
-    }
-    for key, value in changes.items():
-        data[key] = value
-    return json.loads(json.dumps(data))
 
 
 def test_the_copy_ceiling_is_read_by_both_clocks():

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import importlib.util
 import tomllib
-from pathlib import Path
 
 from helpers.workbook.ch08_workshop import ready
 
-ROOT = Path(__file__).resolve().parents[2]
+from book_paths import ROOT
 
 
 def test_this_machine_is_ready():

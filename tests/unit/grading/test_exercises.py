@@ -45,7 +45,7 @@ def test_wrong_shape_and_errors_are_reported():
     assert "print(report.outcomes[0].error)" in report.text()
     # without the reader's folders: the checkout's files from its top
     assert machine.repo_root() not in outcome.error
-    assert 'File "./tests/unit/test_exercises.py"' in outcome.error
+    assert 'File "./tests/unit/grading/test_exercises.py"' in outcome.error
 
 
 def test_hlo_fact_reads_the_compiled_module():

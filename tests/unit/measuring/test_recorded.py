@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -7,11 +6,8 @@ import pytest
 from helpers.measuring import machine, recorded, results
 from helpers.measuring.bench import Timing
 
-GPU = {"backend": "gpu", "device": "NVIDIA H100 80GB HBM3",
-       "device_count": 1, "compute_capability": "9.0",
-       "memory_bytes": 85 * 10**9, "driver": "550.54", "jax": "0.11.0",
-       "jaxlib": "0.11.0", "xla_flags": "", "colab": False,
-       "date": "2026-11-22T00:00:00+00:00"}
+from book_paths import RECORDED
+from made_up import H100_PROVENANCE as GPU
 
 
 @pytest.fixture(autouse=True)
@@ -122,7 +118,7 @@ def test_inventory_lists_each_result_with_its_provenance(tmp_recorded):
     assert table.loc[0, "device folder"] == "nvidia-h100-80gb-hbm3"
 
 
-H100_PROFILE = (Path(__file__).resolve().parents[2] / "recorded" /
+H100_PROFILE = (RECORDED /
                 "nvidia-h100-80gb-hbm3" / "04_profiling" / "profile")
 
 

@@ -1,6 +1,5 @@
 """Goals read back from executed notebooks, and the strict GPU run."""
 
-from pathlib import Path
 
 import pytest
 
@@ -8,7 +7,10 @@ from helpers.measuring import recorded
 from helpers.workbook.ch02_fusion import reductions
 from helpers.workbook.ch09_reproducibility import goals
 
-CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
+from book_paths import CHAPTERS
+from made_up import H100_PROVENANCE
+from made_up import fusion_sweep as recording
+
 
 
 def test_glued_values_and_provenance_come_from_the_stored_notebook():
@@ -132,8 +134,6 @@ def test_a_run_is_tabled(tmp_path):
 
 
 def test_a_goal_is_judged_on_every_other_recorded_gpu(tmp_path, monkeypatch):
-    from test_fusion_verdicts import recording
-    from test_recorded import GPU as H100_PROVENANCE
 
     monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
     fixes = next(g for g in goals.GOALS if g.chapter == "02_fusion")
@@ -163,8 +163,6 @@ def test_a_goal_is_judged_on_every_other_recorded_gpu(tmp_path, monkeypatch):
 
 def test_the_read_goal_is_judged_where_a_gpu_measured_the_row_kernel(
         tmp_path, monkeypatch):
-    from test_fusion_verdicts import recording
-    from test_recorded import GPU as H100_PROVENANCE
 
     monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
     reads = [g for g in goals.GOALS if g.chapter == "02_fusion"][1]
@@ -194,7 +192,6 @@ def test_the_read_goal_is_judged_where_a_gpu_measured_the_row_kernel(
 
 
 def test_the_chains_goal_is_judged_on_another_gpu(tmp_path, monkeypatch):
-    from test_recorded import GPU as H100_PROVENANCE
 
     monkeypatch.setenv("BOOK_RECORDED_DIR", str(tmp_path))
     chains = next(g for g in goals.GOALS if g.chapter == "03_launches")

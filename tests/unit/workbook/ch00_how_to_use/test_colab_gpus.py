@@ -8,7 +8,6 @@ from __future__ import annotations
 import concurrent.futures
 import importlib
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -22,7 +21,8 @@ from helpers.workbook.ch03_launches import gpu_workload as ch03
 from helpers.workbook.ch05_transformations import steps
 from helpers.xla import crosscompile, gpu_floors
 
-CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
+from book_paths import CHAPTERS
+
 T4 = datasheet.peaks("Tesla T4")
 
 

@@ -15,7 +15,8 @@ from helpers.workbook.ch02_fusion import exercises as ch2
 from helpers.workbook.ch07_multi_gpu import exercises as ch7
 from helpers.workbook.ch08_workshop import workshop
 
-CHAPTERS = Path(__file__).parents[2] / "chapters"
+from book_paths import CHAPTERS
+
 
 
 def test_every_exercise_has_its_place_and_a_unique_number():

@@ -4,7 +4,6 @@ input."""
 
 import gzip
 import json
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +11,8 @@ import pytest
 
 from helpers.profiler import xplanes
 from helpers.profiler import xprof_tables as xt
+
+from book_paths import RECORDED
 
 pytest.importorskip("xprof")
 
@@ -174,7 +175,7 @@ def test_chapter_3_xprof_count_gives_the_reason_on_a_cpu(cpu_profile):
     assert isinstance(reason, str) and "kernel_stats has no rows" in reason
 
 
-H100_PROFILE = (Path(__file__).resolve().parents[2] / "recorded" /
+H100_PROFILE = (RECORDED /
                 "nvidia-h100-80gb-hbm3" / "04_profiling" / "profile")
 
 

@@ -15,7 +15,6 @@ import ast
 import inspect
 import re
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -23,8 +22,9 @@ from helpers.grading.criteria import description_of
 from helpers.workbook.ch08_workshop import workshop
 from helpers.workbook.ch08_workshop.attempts import ATTEMPTS
 
+from book_paths import section_titles
+
 EXERCISES = {e.answer: e for e in workshop.exercises()}
-CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 
 
 def _returns_none(*args, **kwargs):
@@ -79,23 +79,10 @@ def test_a_criterion_keeps_its_name_for_an_answer_of_the_wrong_form(answer):
     assert names == [description_of(c) for c in exercise.criteria]
 
 
-def _section_titles(chapter: str) -> list[str]:
-    """The ``##`` headings of a chapter's source, outside code cells, in
-    order: the book numbers them chapter.1, chapter.2, ..."""
-    text = (CHAPTERS / f"{chapter}.md").read_text()
-    titles, in_code = [], False
-    for line in text.splitlines():
-        if line.startswith("```"):
-            in_code = not in_code
-        elif not in_code and line.startswith("## "):
-            titles.append(line[3:].strip())
-    return titles
-
-
 @pytest.mark.parametrize("answer", sorted(EXERCISES))
 def test_the_hint_ladder_ends_on_a_section_the_chapter_has(answer):
     exercise = EXERCISES[answer]
-    titles = _section_titles(exercise.chapter)
+    titles = section_titles(exercise.chapter)
     if exercise.chapter.startswith("00"):  # the how-to page: no numbers
         assert exercise.reread in titles
         assert exercise.hint_ladder[-1] == \

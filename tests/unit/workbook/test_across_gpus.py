@@ -11,9 +11,8 @@ from helpers.workbook.ch01_measuring import across_gpus as ch1
 from helpers.workbook.ch01_measuring import recording as ch1_recording
 from helpers.workbook.ch02_fusion import across_gpus as ch2
 from helpers.workbook.ch02_fusion import numbers, reductions, verdicts
-from test_fusion_verdicts import recording as fixes_recording
-from test_measuring_verdicts import device_recording
-from test_recorded import GPU as H100_PROVENANCE
+from made_up import H100_PROVENANCE, device_recording
+from made_up import fusion_sweep as fixes_recording
 
 H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
 

@@ -11,9 +11,10 @@ import subprocess
 import sys
 import textwrap
 import zipfile
-from pathlib import Path
 
 import pytest
+
+from book_paths import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +62,7 @@ def ipywidgets_7(tmp_path_factory):
 
 
 def test_every_widget_shows_its_static_view_on_ipywidgets_7(ipywidgets_7):
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     ran = subprocess.run(
         [sys.executable, "-c", CHILD], cwd=root, capture_output=True,
         text=True, timeout=300,

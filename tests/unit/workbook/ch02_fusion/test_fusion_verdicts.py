@@ -8,27 +8,7 @@ from helpers.measuring import recorded
 from helpers.workbook.ch02_fusion import numbers
 from helpers.workbook.ch02_fusion import verdicts as fusion_verdicts
 
-GPU = "NVIDIA H100 80GB HBM3"
-
-
-def recording(times, versions=("a @ b",), fusions="kInput reduce",
-              ks=(10, 25, 35, 50), copy_gbps=3000.0):
-    """A device-clock sweep: ``times[(version, dtype, k)]`` in ms, or 1 ms.
-    """
-    rows = {c: [] for c in ("K", "dtype", "version", "device ms",
-                            "wall ms", "spread", "GB/s", "achieved",
-                            "fusions")}
-    for dtype in ("float32", "float64"):
-        for k in ks:
-            for version in versions:
-                ms = times.get((version, dtype, k), 1.0)
-                for column, value in (
-                        ("K", k), ("dtype", dtype), ("version", version),
-                        ("device ms", ms), ("wall ms", ms + 0.2),
-                        ("spread", 0.01), ("GB/s", 0.0), ("achieved", 0.0),
-                        ("fusions", fusions)):
-                    rows[column].append(value)
-    return {"copy_gbps": copy_gbps, "batch": [1000, 1000], "rows": rows}
+from made_up import fusion_sweep as recording
 
 
 def test_rows_are_read_by_device_time_against_their_own_ceiling():

@@ -1,16 +1,17 @@
 """Reading what XLA dumps: the thunk sequence (chapter 4 reads it for an
-H100 in tests/unit/test_profiling.py)."""
+H100 in tests/unit/workbook/ch04_profiling/test_profiling.py)."""
 
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import pytest
 
 from helpers.xla import xla_dump
+
+from book_paths import ROOT
 
 
 def test_a_thunk_line_reads_as_its_kind_and_kernel_with_its_indent():
@@ -56,7 +57,7 @@ def test_a_program_served_by_the_persistent_cache_says_why_nothing_was_dumped(
            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
     done = subprocess.run([sys.executable, "-c", _CACHED_TWICE], env=env,
                           capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).parents[2])
+                          cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "first dumped True" in done.stdout
     assert f"persistent compilation cache ({tmp_path}) already held this " \
