@@ -51,14 +51,9 @@ from typing import Any, Callable
 
 from helpers.xla import gpu_specs
 
-# The descriptions of the GPUs and their config text live in gpu_specs;
-# these names are kept here for the chapters and the tests.
-from helpers.xla.gpu_specs import (  # noqa: F401
-    CUDA_RUNTIME,
-    DNN_VERSION,
-    H100_SXM,
-    target_config,
-)
+# The GPUs' descriptions live in gpu_specs; chapter 1 quotes the H100's
+# from here.
+from helpers.xla.gpu_specs import H100_SXM  # noqa: F401
 
 PLUGIN_FOLDER_ENV = "BOOK_CROSS_PLUGIN"
 CHILD_ENV = "BOOK_COMPILING_FOR_GPU"  # set in the child processes of `run`
@@ -136,7 +131,8 @@ def label(gpu: str | dict[str, Any] = gpu_specs.DEFAULT) -> str:
 
 def run(fn: Callable[..., Any], *args: Any, timeout: float = 600,
         keep_alive: bool = False,
-        gpu: str | dict[str, Any] = gpu_specs.DEFAULT) -> Any:
+        gpu: str | dict[str, Any] = gpu_specs.DEFAULT,
+        xla_flags: str = "") -> Any:
     """Call ``fn(*args)`` in a child process that compiles for ``gpu``
     (H100s unless named: a name of `gpu_specs.GPUS`, or a description like
     `gpu_specs.H100_SXM`), and return its JSON result. ``fn`` is defined
@@ -148,6 +144,11 @@ def run(fn: Callable[..., Any], *args: Any, timeout: float = 600,
     With ``keep_alive`` the child is a worker kept for later calls
     (`helpers.xla.fresh_process.Worker`): the first call pays for starting
     Python and JAX, the next ones do not.
+
+    ``xla_flags`` is the child's ``XLA_FLAGS``, which XLA reads as the
+    child starts (a GPU flag for every compilation there, as on a GPU
+    machine); none by default, whatever this process has. A kept worker
+    is one per GPU and flags.
 
     Raises:
         ValueError: ``gpu`` names no known GPU (`gpu_specs.spec`).
@@ -161,16 +162,16 @@ def run(fn: Callable[..., Any], *args: Any, timeout: float = 600,
     reason = why_unavailable()
     if reason:
         raise RuntimeError(f"cannot compile for a GPU here: {reason}")
-    kept = _kept_result(fn, args, target)
+    kept = _kept_result(fn, args, target, xla_flags)
     if kept is not None and kept.exists():
         return json.loads(kept.read_text())
     if keep_alive:
-        result = _worker(target).call(fn, *args, timeout=timeout)
+        result = _worker(target, xla_flags).call(fn, *args, timeout=timeout)
     else:
-        result = fresh_process.call(
-            fn, *args, env={**_CHILD_SETTINGS, TARGET_ENV: target},
-            drop_env=_CHILD_DROPS, python_path=_child_path(),
-            timeout=timeout)
+        env, drop = _child_settings(target, xla_flags)
+        result = fresh_process.call(fn, *args, env=env, drop_env=drop,
+                                    python_path=_child_path(),
+                                    timeout=timeout)
     if kept is not None:  # written whole, then renamed: never half a file
         partial = kept.with_suffix(f".{os.getpid()}.part")
         partial.write_text(json.dumps(result))
@@ -182,18 +183,28 @@ def _child_path() -> tuple[str, ...]:
     return () if _plugin_importable() else (plugin_folder(),)
 
 
+def _child_settings(target: str, xla_flags: str
+                    ) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The variables a child sets and those it drops: the CPU backend and
+    ``target``, and ``xla_flags`` as its XLA_FLAGS (else none)."""
+    env = {**_CHILD_SETTINGS, TARGET_ENV: target}
+    if xla_flags:
+        return {**env, "XLA_FLAGS": xla_flags}, ()
+    return env, _CHILD_DROPS
+
+
 @functools.cache
-def _worker(target: str) -> Any:
+def _worker(target: str, xla_flags: str = "") -> Any:
     """The child kept for `run`'s ``keep_alive`` calls for ``target`` (a
-    GPU's description as JSON): one per GPU."""
+    GPU's description as JSON) and ``xla_flags``: one per pair."""
     from helpers.xla import fresh_process
-    return fresh_process.Worker(env={**_CHILD_SETTINGS, TARGET_ENV: target},
-                                drop_env=_CHILD_DROPS,
+    env, drop = _child_settings(target, xla_flags)
+    return fresh_process.Worker(env=env, drop_env=drop,
                                 python_path=_child_path())
 
 
 def _kept_result(fn: Callable[..., Any], args: tuple[Any, ...],
-                 target: str = "") -> Path | None:
+                 target: str = "", xla_flags: str = "") -> Path | None:
     """Where `run` keeps the result of ``fn(*args)`` compiled for
     ``target`` (the GPU's description as JSON) when ``CACHE_ENV`` names a
     folder, else None.
@@ -215,6 +226,7 @@ def _kept_result(fn: Callable[..., Any], args: tuple[Any, ...],
                 {**os.environ, **_CHILD_SETTINGS}.items()
                 if name.startswith(("JAX_", "XLA_"))
                 and name not in _CHILD_DROPS}
+    settings["XLA_FLAGS"] = xla_flags
     key = json.dumps({"target": fresh_process.target_of(fn), "args": args,
                       "gpu": target, "settings": settings,
                       "source": _source_digest()}, sort_keys=True)
@@ -285,7 +297,7 @@ def devices(count: int = 1) -> list[Any]:
     from jax.experimental import topologies
     topology = topologies.get_topology_desc(
         platform="cuda", topology=f"1x1x{count}",
-        target_config=target_config(target_spec()))
+        target_config=gpu_specs.target_config(target_spec()))
     return list(topology.devices)
 
 

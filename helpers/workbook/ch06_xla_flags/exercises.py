@@ -1,6 +1,6 @@
 """Chapter 6's exercises: find the GPU compile option that hands a matmul
-to cuBLAS (6.1), set a flag where XLA reads it (6.2), and keep only the
-flags this jaxlib knows (6.3).
+to cuBLAS (6.1), set the same GPU flag where XLA reads it, for a whole
+process (6.2), and keep only the flags this jaxlib knows (6.3).
 
 Each has a starter (fails its check, with the intended hint) and a
 solution (passes).
@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-import jax
 
 from helpers.grading.answer_forms import as_mapping, describe
 from helpers.grading.exercises import (
@@ -24,7 +23,6 @@ from helpers.grading.exercises import (
 )
 from helpers.page.prose import counted
 from helpers.workbook.ch06_xla_flags import flag_runs
-from helpers.xla import hlo
 
 # --- Exercise 6.1: find the option ------------------------------------------
 
@@ -83,70 +81,88 @@ find_the_option = Exercise(
 
 # --- Exercise 6.2: set the flag where XLA reads it --------------------------
 
-OWN_FUSIONS = "--xla_cpu_experimental_ynn_fusion_type="
+TRITON_OFF = "--xla_gpu_enable_triton_gemm=false"
+# Real GPU flags, at their defaults, that leave the matmul a Triton GEMM
+# (and that compiler_options takes as well).
+NEUTRAL_FLAGS = ("--xla_gpu_autotune_level=4",
+                 "--xla_gpu_enable_latency_hiding_scheduler=false")
 
 
-def fusions_under_starter(flags: str) -> dict[str, int]:
-    """Fusion kinds of flags.reduction_program compiled for the CPU under
-    XLA_FLAGS=flags."""
+def calls_under_starter(flags: str) -> dict[str, int]:
+    """The library calls of chapter 6's bf16 matmul with its epilogue
+    (*matmul_epilogue*), compiled for an H100 with ``XLA_FLAGS=flags``."""
     import os
 
-    from helpers.workbook.ch06_xla_flags import flag_runs as chapter
-    os.environ["XLA_FLAGS"] = flags  # too late: JAX has started
-    fn, args = chapter.reduction_program(64)
-    args = jax.device_put(args, jax.devices("cpu")[0])
-    text = fn.lower(*args).compile().as_text()
-    os.environ.pop("XLA_FLAGS")
-    return hlo.launch_summary(text)["fusion kinds"]
+    from helpers.xla import crosscompile
+    before = os.environ.get("XLA_FLAGS")
+    os.environ["XLA_FLAGS"] = flags  # this process's, set too late
+    try:
+        found = crosscompile.run(flag_runs.library_calls_for_gpu,
+                                 "matmul_epilogue", {}, keep_alive=True)
+    finally:
+        os.environ.pop("XLA_FLAGS")
+        if before is not None:
+            os.environ["XLA_FLAGS"] = before
+    return found["custom calls"]
 
 
-def fusions_under_solution(flags: str) -> dict[str, int]:
-    """A fresh process reads the flags when it starts."""
-    from helpers.workbook.ch06_xla_flags import flag_runs as chapter
-    result = chapter.in_child("reduction", flags, {"JAX_PLATFORMS": "cpu"})
-    return result["fusion kinds"]
+def calls_under_solution(flags: str) -> dict[str, int]:
+    """The process that compiles for the H100 reads the flags as it
+    starts: hand them to it."""
+    from helpers.xla import crosscompile
+    return crosscompile.run(flag_runs.library_calls_for_gpu,
+                            "matmul_epilogue", {}, xla_flags=flags)[
+        "custom calls"]
 
 
-# Real flags that leave this reduction's fusions as they are.
-NEUTRAL_FLAGS = ("--xla_cpu_enable_fast_math=false", "--xla_dump_hlo_as_text")
+def _calls_cublas(calls: dict[str, int]) -> bool:
+    return any("cublas" in name for name in calls)
 
 
-@described("the ynn flag changes the fusions you report, other flags do not")
+def _calls(calls: dict[str, int]) -> str:
+    """Library calls as the check reports them."""
+    return counted(calls) if calls else "no library call"
+
+
+@described("the Triton flag hands the matmul to cuBLAS, other flags do not")
 def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
+    from helpers.xla import crosscompile
     name = description_of(_flag_reaches_xla)
-    hint = ("XLA read XLA_FLAGS when this process started JAX; run the "
-            "compilation in a new process "
-            "(helpers.workbook.ch06_xla_flags.flag_runs.in_child).")
+    hint = ("XLA reads XLA_FLAGS once, when a process starts JAX, and the "
+            "process that compiles for the H100 is a child that "
+            "crosscompile.run starts with flags of its own, never this "
+            "process's: see what help(crosscompile.run) lets you hand it.")
+    if crosscompile.why_unavailable():
+        return not_graded(name, "JAX's CUDA plugin, to compile for an "
+                          "H100 (Linux on x86-64, or Colab)")
     # Drawn anew at every check, so that no answer can know them: a
-    # neutral flag alone (the fusions without ynn's), and the ynn flag
-    # beside another neutral one, in either order.
+    # neutral flag alone, and Triton's flag beside another neutral one,
+    # in either order.
     rng = random.Random()
     neutral = rng.choice(NEUTRAL_FLAGS)
-    both = " ".join(rng.sample([OWN_FUSIONS, rng.choice(NEUTRAL_FLAGS)], 2))
+    both = " ".join(rng.sample([TRITON_OFF, rng.choice(NEUTRAL_FLAGS)], 2))
     try:
         # One after the other: a learner's function may set os.environ.
-        other, own = fn(neutral), fn(both)
+        other, own = as_mapping(fn(neutral)), as_mapping(fn(both))
     except Exception as err:
         return learner_error(name, err, hint)
-    other, own = as_mapping(other), as_mapping(own)
-    found = f"{neutral}: {counted(other)}; '{both}': {counted(own)}"
-    if "kCustom" in own or "kLoop" not in own:
+    found = f"{neutral}: {_calls(other)}; '{both}': {_calls(own)}"
+    if not _calls_cublas(own):
         return Outcome(name, "fail", found, hint)
-    if "kCustom" not in other:
+    if _calls_cublas(other):
         return Outcome(name, "fail", found, "A flag that does not touch "
-                       "fusions should leave XLA's own (kCustom): read "
-                       "the kinds from the compiled module, not from the "
-                       "flag's text.")
+                       "GEMMs leaves the matmul to Triton: read the calls "
+                       "from the compiled module, not from the flag's "
+                       "text.")
     return Outcome(name, "pass", found)
 
 
 flag_reaches_xla = Exercise(
     "Exercise 6.2: set the flag where XLA reads it", [_flag_reaches_xla],
-    hints=["XLA reads XLA_FLAGS once, when JAX starts: the flags must be in "
-           "the environment of a Python process started after you set them."],
+    hints=["Which process compiles for the H100, and when did it start?"],
     reread="6.3 Read once, at start",
-    chapter="06_xla_flags", answer="fusions_under", level="core",
-    starter=fusions_under_starter, solution=fusions_under_solution)
+    chapter="06_xla_flags", answer="calls_under", level="core",
+    starter=calls_under_starter, solution=calls_under_solution)
 
 
 # --- Exercise 6.3: keep only flags this jaxlib knows ------------------------

@@ -28,7 +28,7 @@ from helpers.workbook.ch08_workshop.attempts import ATTEMPTS, ch01
 # --- the table: wrong attempts with their hints, right alternatives --------
 
 EXERCISES = {e.answer: e for e in workshop.exercises()}
-SLOW = {"decide", "fusions_under", "known"}  # seconds a check, not less
+SLOW = {"decide", "calls_under", "known"}  # seconds a check, not less
 
 
 def test_every_exercise_is_tried():
@@ -105,6 +105,14 @@ def test_a_graded_part_is_said_and_passes_only_on_a_gpu():
                        if o.status == "skip"]
             assert all(o.detail.startswith("not graded here: needs ")
                        for o in skipped)
+
+
+@pytest.mark.slow
+def test_the_flags_of_exercise_6_2_are_real_here():
+    from helpers.xla import known_flags
+    flags = [xla_flags_exercises.TRITON_OFF,
+             *xla_flags_exercises.NEUTRAL_FLAGS]
+    assert known_flags.unknown(flags) == []
 
 
 @pytest.mark.slow

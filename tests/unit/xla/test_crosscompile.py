@@ -7,7 +7,7 @@ import os
 import pytest
 
 from helpers.workbook.ch02_fusion import reductions
-from helpers.xla import crosscompile, fresh_process, gpu_export
+from helpers.xla import crosscompile, fresh_process, gpu_export, gpu_specs
 
 needs_plugin = pytest.mark.skipif(not crosscompile.available(),
                                   reason=str(crosscompile.why_unavailable()))
@@ -21,7 +21,7 @@ def test_ci_has_the_plugin():
 
 
 def test_target_config_describes_an_h100():
-    text = crosscompile.target_config()
+    text = gpu_specs.target_config()
     assert "cuda_compute_capability { major: 9 minor: 0 }" in text
     assert "core_count: 132" in text and "threads_per_warp: 32" in text
     assert 'device_description_str: "NVIDIA H100 80GB HBM3"' in text
@@ -67,6 +67,21 @@ def test_a_failing_child_reports_its_error(capsys):
     assert printed.startswith("Not compiled for an H100 here: XLA:GPU "
                               "failed in json:loads (json.decoder."
                               "JSONDecodeError")
+
+
+@pytest.mark.slow
+@needs_plugin
+def test_the_child_compiles_with_the_xla_flags_it_is_given(monkeypatch):
+    monkeypatch.delenv(crosscompile.CACHE_ENV, raising=False)  # no reuse
+    # this process's XLA_FLAGS (its simulated devices) never reach a child
+    monkeypatch.setenv("XLA_FLAGS", "--xla_gpu_enable_triton_gemm=false")
+    plain = crosscompile.run(crosscompile.options_for_gpu)["overrides"]
+    assert "xla_gpu_enable_triton_gemm" not in plain
+    flags = "--xla_gpu_enable_triton_gemm=false"
+    for keep_alive in (False, True):  # a new child, and a worker per flags
+        given = crosscompile.run(crosscompile.options_for_gpu,
+                                 xla_flags=flags, keep_alive=keep_alive)
+        assert given["overrides"]["xla_gpu_enable_triton_gemm"] == "false"
 
 
 @pytest.mark.slow

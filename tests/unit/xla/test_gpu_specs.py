@@ -17,7 +17,7 @@ from helpers.xla import crosscompile, fresh_process, gpu_specs
     ("T4", (7, 5), 40, "Tesla T4")])
 def test_each_gpus_config_text_has_its_capability_and_sms(gpu, capability,
                                                            sms, name):
-    text = crosscompile.target_config(gpu)
+    text = gpu_specs.target_config(gpu)
     major, minor = capability
     assert (f"cuda_compute_capability {{ major: {major} minor: {minor} }}"
             in text)
@@ -25,8 +25,8 @@ def test_each_gpus_config_text_has_its_capability_and_sms(gpu, capability,
     assert f'device_description_str: "{name}"' in text
     assert text.count("threads_per_warp: 32") == 1
     # by any case, and from the description itself
-    assert crosscompile.target_config(gpu.lower()) == text
-    assert crosscompile.target_config(gpu_specs.GPUS[gpu]) == text
+    assert gpu_specs.target_config(gpu.lower()) == text
+    assert gpu_specs.target_config(gpu_specs.GPUS[gpu]) == text
 
 
 def test_every_description_has_every_field_in_plausible_units():
@@ -51,7 +51,7 @@ def test_the_a100_is_xlas_own_description():
 
 def test_an_unknown_gpu_says_which_are_known():
     with pytest.raises(ValueError, match="H100, A100, L4, T4"):
-        crosscompile.target_config("V100")
+        gpu_specs.target_config("V100")
     with pytest.raises(ValueError, match="no GPU named 'A10'"):
         crosscompile.run(reductions.kinds_for_gpu, [25], gpu="A10")
     with pytest.raises(ValueError, match="lacks core_count"):

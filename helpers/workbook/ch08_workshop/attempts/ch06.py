@@ -5,16 +5,9 @@ get (`ATTEMPTS`, gathered in `helpers.workbook.ch08_workshop.attempts`)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
-
-import jax
+import os
 
 from helpers.workbook.ch06_xla_flags import flag_runs
-from helpers.xla import hlo
-
-_ROOT = Path(__file__).parents[3]  # the checkout
 
 
 # --- 6.1 find the option ---------------------------------------------
@@ -48,32 +41,41 @@ def options_dict_call():
 
 # --- 6.2 set the flag where XLA reads it ---------------------------------
 
-def fusions_under_same_process(xla_flags):
-    return hlo.launch_summary(_compile_reduction_here({}))["fusion kinds"]
+def _matmul_calls(options=None, **keywords):
+    from helpers.xla import crosscompile
+    return crosscompile.run(flag_runs.library_calls_for_gpu,
+                            "matmul_epilogue", options or {}, **keywords)[
+        "custom calls"]
 
 
-def fusions_under_child_without_flags(xla_flags):
-    return flag_runs.in_child("reduction", "", {"JAX_PLATFORMS": "cpu"})[
-        "fusion kinds"]
+def calls_under_worker_started_before(xla_flags):
+    # the kept worker started when JAX started there, with no flags
+    return _matmul_calls(keep_alive=True)
 
 
-def fusions_under_constant(xla_flags):
-    return {"kLoop": 1}
+def calls_under_environ_then_child(xla_flags):
+    # a new child, but crosscompile.run gives it none of our XLA_FLAGS
+    before = os.environ.get("XLA_FLAGS")
+    os.environ["XLA_FLAGS"] = xla_flags
+    try:
+        return _matmul_calls()
+    finally:
+        os.environ.pop("XLA_FLAGS")
+        if before is not None:
+            os.environ["XLA_FLAGS"] = before
 
 
-def fusions_under_any_flag(xla_flags):
-    # hard-coded from the flag's text: any flag "changes" the fusions
-    return {"kLoop": 3} if xla_flags else {"kCustom": 1}
+def calls_under_constant(xla_flags):
+    return {"__cublas$gemm": 1}
 
 
-def _compile_reduction_here(options):
-    fn, args = flag_runs.reduction_program(64)
-    args = jax.device_put(args, jax.devices("cpu")[0])
-    return fn.lower(*args).compile(compiler_options=options).as_text()
+def calls_under_any_flag(xla_flags):
+    # hard-coded from the flag's text: any flag "changes" the calls
+    return {"__cublas$gemm": 1} if xla_flags else {}
 
 
-def fusions_under_compiler_options(xla_flags):
-    # XLA_FLAGS parsed into per-compilation options: same effect, no child
+def calls_under_compiler_options(xla_flags):
+    # XLA_FLAGS parsed into per-compilation options: the same effect
     def value(text):
         return {"true": True, "false": False}.get(text, text)
 
@@ -81,28 +83,12 @@ def fusions_under_compiler_options(xla_flags):
     for flag in xla_flags.split():
         key, _, text = flag.removeprefix("--").partition("=")
         options[key] = value(text) if "=" in flag else True
-    return hlo.launch_summary(_compile_reduction_here(options))[
-        "fusion kinds"]
+    return _matmul_calls(options)
 
 
-_SCRIPT = """
-import json
-import jax
-from helpers.xla import hlo
-from helpers.workbook.ch06_xla_flags import flag_runs
-fn, args = flag_runs.reduction_program(64)
-text = fn.lower(*args).compile().as_text()
-print(json.dumps(hlo.launch_summary(text)["fusion kinds"]))
-"""
-
-
-def fusions_under_subprocess(xla_flags):
-    env = {"XLA_FLAGS": xla_flags, "JAX_PLATFORMS": "cpu",
-           "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", _SCRIPT], env=env,
-                          capture_output=True, text=True, check=True,
-                          cwd=str(_ROOT))
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def calls_under_kept_worker(xla_flags):
+    # a worker per set of flags, each started with its own
+    return _matmul_calls(xla_flags=xla_flags, keep_alive=True)
 
 
 # --- 6.3 keep only flags this jaxlib knows --------------------------------
@@ -139,17 +125,17 @@ ATTEMPTS = {
                           options_misspelt: "flag_registry.table()",
                           options_as_text: "flag_registry.table()"},
                 "right": [options_from_flag_text, options_dict_call]},
-    "fusions_under": {"starter": "in a new process",
-                      "wrong": {fusions_under_same_process:
-                                    "in a new process",
-                                fusions_under_child_without_flags:
-                                    "in a new process",
-                                fusions_under_constant:
-                                    "from the compiled module",
-                                fusions_under_any_flag:
-                                    "not from the flag's text"},
-                      "right": [fusions_under_compiler_options,
-                                fusions_under_subprocess]},
+    "calls_under": {"starter": "flags of its own",
+                    "wrong": {calls_under_worker_started_before:
+                                  "flags of its own",
+                              calls_under_environ_then_child:
+                                  "flags of its own",
+                              calls_under_constant:
+                                  "from the compiled module",
+                              calls_under_any_flag:
+                                  "not from the flag's text"},
+                    "right": [calls_under_compiler_options,
+                              calls_under_kept_worker]},
     "known": {"starter": "helpers.xla.known_flags.unknown",
               "wrong": {known_by_prefix: "helpers.xla.known_flags.unknown",
                         known_by_a_list_seen_once:
