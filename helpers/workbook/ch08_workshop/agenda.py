@@ -4,50 +4,63 @@ Each chapter block takes the time to open it in a fresh Colab runtime, to
 hear the facilitator's walk-through, to read it, to run its cells, to do
 its exercises, and to talk them over:
 
-* reading: the words the rendered page shows (its prose, its visible code
-  and the text of its outputs) at `READING_WPM`, a pace for technical text
-  with code: half the average silent reading rate of non-fiction, 238
-  words a minute (Brysbaert 2019), since such text is read slower;
+* reading: the sections the block's exercises send a participant back to
+  (each exercise's ``reread``), by the words the rendered page shows
+  there (its prose, its visible code and the text of its outputs), at
+  `READING_WPM`, a pace for technical text with code: half the average
+  silent reading rate of non-fiction, 238 words a minute (Brysbaert
+  2019), since such text is read slower. The rest of the chapter is the
+  facilitator's walk-through in the room, and homework
+  (``chapter read min``);
 * running: the seconds the chapter took when a GPU visit last executed
   it (`gpu_runs.gpu_run_seconds`, from the visit log kept with the recordings),
   since a workshop runs on GPUs at the reference sizes; for a chapter no
   visit has run, the seconds its cells took when last executed here, from
   the timestamps Jupyter stores with each cell. Beside it, the seconds of
   that last execution here, at the sizes a machine without a GPU runs
-  (a laptop's case); a block counts the slower of the two, so a room of
-  laptops and GPUs fits;
+  (a laptop's case), and a Colab T4's predicted minutes; a block counts
+  the slowest of the three, so a room of laptops and GPUs fits;
 * exercises: the facilitator's allowance per exercise by level (a choice,
   not a measurement; `ALLOWANCE_MIN`), plus the seconds the checks took in
   the kit's pre-flight;
-* the room: a fresh runtime (`RUNTIME_MIN`), the walk-through and the
-  debrief (`TALK_MIN`), choices a facilitator can change.
+* the room: a fresh runtime (`RUNTIME_MIN`; for the first page, the
+  how-to page, the setup of the day, `SETUP_MIN`), the walk-through and
+  the debrief (`TALK_MIN`), choices a facilitator can change.
 
 The closing activity, checking one's own code with `examine`, is timed the
-same way (`own_code_block`): one section of the field guide to read, the
-examine box's run, and an allowance to try the fix. `agenda` lays the
-blocks end to end within the session's length, with a break every
-`BREAK_EVERY_MIN` and lunch in a full day, keeps the closing block's time
-free, and names the chapters that do not fit, to set as homework;
+same way (`own_code_block`): a fresh runtime, one section of the field
+guide to read, the examine box's run, an allowance to try the fix, and
+the exit quiz where the session taught a chapter it asks about.
+`agenda` lays the blocks end to end within the session's length, with a
+break every `BREAK_EVERY_MIN` and lunch in a full day, keeps the closing
+block's time free, and names the chapters that do not fit, to set as
+homework;
 `plans` gives the 90-minute, three-hour and full-day sessions.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from datetime import datetime
 from pathlib import Path
 
 import nbformat
 import pandas as pd
 
 from helpers.grading.exercises import Exercise
+from helpers.workbook.ch08_workshop.reading import (
+    must_read,
+    reading_words,
+    run_seconds,
+    section_words,
+    title,
+)
 
 READING_WPM = 120  # technical text with code: half of Brysbaert's 238
 # Minutes a participant is given per exercise, by level: the stretch
 # exercises are for those who finish early, so they are not scheduled.
 ALLOWANCE_MIN = {"warm-up": 5, "core": 10, "stretch": 0}
 SETUP_MIN = 10   # the first Colab notebook, its GPU and its setup cell
+FIRST_PAGE = "00_how_to_use"  # the page whose runtime is the day's setup
 RUNTIME_MIN = 3  # each chapter's own runtime: connect, run its setup cell
 TALK_MIN = 10    # the facilitator's walk-through and the debrief, a block
 BREAK_MIN = 10   # a break, once a block passes each BREAK_EVERY_MIN
@@ -63,68 +76,11 @@ OWN_CODE_MIN = 15
 # session covered), and gathering its answers (a choice).
 QUIZ_MIN = 8
 OWN_CODE = "own code, exit quiz"
-
-
-_HIDDEN = {"remove-cell", "remove-input", "hide-input"}
-_WORD = re.compile(r"[\w'’-]+")
-
-
-def reading_words(notebook: nbformat.NotebookNode) -> int:
-    """Words a reader reads on the rendered page: the Markdown cells
-    (without directive fences or roles' markup), the code of the cells
-    shown open, and the text of the outputs shown (HTML without its
-    tags)."""
-    words = 0
-    for cell in notebook.cells:
-        tags = set(cell.get("metadata", {}).get("tags", []))
-        if cell.cell_type == "markdown":
-            text = re.sub(r"^:::.*$|^:\w+:.*$|^```.*$", " ", cell.source,
-                          flags=re.M)
-            text = re.sub(r"\{\w+(?::\w+)?\}`([^`]*)`", r"\1", text)
-            words += len(_WORD.findall(text))
-            continue
-        if cell.cell_type != "code" or "remove-cell" in tags:
-            continue
-        if not tags & _HIDDEN:
-            words += len(_WORD.findall(cell.source))
-        if "remove-output" not in tags:
-            words += sum(len(_WORD.findall(_output_text(output)))
-                         for output in cell.get("outputs", []))
-    return words
-
-
-def _output_text(output: dict) -> str:
-    """The text an output shows: a stream's, else its HTML without tags,
-    else its plain text; none for a glued value (pasted elsewhere)."""
-    if output.get("output_type") == "stream":
-        return str(output.get("text", ""))
-    data = output.get("data", {})
-    if any(key.startswith("application/papermill") for key in data):
-        return ""
-    if "text/html" in data:
-        html = "".join(data["text/html"])
-        html = re.sub(r"<style.*?</style>", " ", html, flags=re.S)
-        return re.sub(r"<[^>]+>", " ", html)
-    return "".join(data.get("text/plain", ""))
-
-
-def run_seconds(notebook: nbformat.NotebookNode) -> float | None:
-    """Seconds the notebook's cells took when last executed, from the
-    execution timestamps Jupyter stores in each cell's metadata; None when
-    the notebook was not executed with them."""
-    total, timed = 0.0, 0
-    for cell in notebook.cells:
-        stamps = cell.get("metadata", {}).get("execution", {})
-        if "iopub.execute_input" in stamps and "shell.execute_reply" in stamps:
-            start = _time(stamps["iopub.execute_input"])
-            end = _time(stamps["shell.execute_reply"])
-            total += (end - start).total_seconds()
-            timed += 1
-    return total if timed else None
-
-
-def _time(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+OWN_CODE_ALONE = "own code"  # the closing block where no chapter was quizzed
+QUIZ = "exit quiz"  # the closing block of a short session
+SHORT_SESSION_MIN = 90
+# The chapters the exit quiz asks about (`exit_quiz.QUESTIONS`' chapters).
+QUIZZED = range(1, 8)
 
 
 def _short_gpu(name: str) -> str:
@@ -143,9 +99,12 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
                   gpu_seconds: dict[str, tuple[float, str]] | None = None,
                   t4_min: dict[str, float] | None = None
                   ) -> pd.DataFrame:
-    """One row per chapter that has exercises: words, reading, running,
-    exercise and room minutes (a fresh runtime, the walk-through and the
-    debrief), the block's total, and where the running was timed.
+    """One row per chapter that has exercises: the words and reading
+    minutes of the sections its exercises send a participant back to
+    (`must_read`), the whole page's reading minutes (``chapter read
+    min``, homework), running, exercise and room minutes (a fresh runtime,
+    the walk-through and the debrief), the block's total, and where the
+    running was timed.
 
     Args:
         chapters: the folder of executed ``.ipynb`` chapters.
@@ -163,22 +122,27 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
     gpu_seconds = gpu_seconds or {}
     for chapter in dict.fromkeys(e.chapter for e in exercises):
         notebook = _read(chapters / f"{chapter}.ipynb")
-        words = reading_words(notebook)
+        mine = [e for e in exercises if e.chapter == chapter]
+        by_section = section_words(notebook)
+        words = sum(by_section.get(name, 0) for name in must_read(mine))
         ran, where = gpu_seconds.get(chapter, (run_seconds(notebook),
                                                "here"))
-        mine = [e for e in exercises if e.chapter == chapter]
         doing = sum(ALLOWANCE_MIN[e.level] for e in mine) + check_seconds.get(
             chapter, 0.0) / 60
         here = run_seconds(notebook) or 0.0
         rows.append({"chapter": chapter, "title": title(notebook),
                      "words": words,
                      "read min": words / READING_WPM,
+                     "chapter read min": sum(by_section.values())
+                     / READING_WPM,
                      "run min": (ran or 0.0) / 60,
                      "run on": _short_gpu(where),
                      "here min": here / 60,
                      "T4 min": (t4_min or {}).get(chapter, float("nan")),
                      "exercise min": doing,
-                     "room min": float(RUNTIME_MIN + TALK_MIN)})
+                     "room min": float(TALK_MIN + (
+                         SETUP_MIN if chapter == FIRST_PAGE
+                         else RUNTIME_MIN))})
     table = pd.DataFrame(rows)
     slower_run = table[["run min", "here min", "T4 min"]].max(axis=1)
     table["block min"] = (table[["read min", "exercise min", "room min"]]
@@ -241,23 +205,13 @@ def _minutes(value: float) -> str:
     return f"{value:.0f}"
 
 
-def title(notebook: nbformat.NotebookNode) -> str:
-    """The notebook's short title: its first ``# `` heading up to a colon
-    or comma ('Fusion heuristics' of 'Fusion heuristics: the kernel...');
-    the empty string when it has none."""
-    for cell in notebook.cells:
-        if cell.cell_type == "markdown":
-            for line in cell.source.splitlines():
-                if line.startswith("# "):
-                    return re.split(r"[:,]", line[2:])[0].strip()
-    return ""
-
-
 def own_code_block(chapters: Path) -> dict[str, float | str]:
     """The closing activity, timed like a chapter block: reading one
     section of the field guide (its words over its ``##`` sections), the
     seconds the workshop's examine box took to run when last executed, and
-    `OWN_CODE_MIN` to try a fix, then `QUIZ_MIN` for the exit quiz.
+    `OWN_CODE_MIN` to try a fix, then `QUIZ_MIN` for the exit quiz (which
+    `agenda` drops where the session quizzes no chapter), in a fresh
+    runtime, with the walk-through.
 
     Args:
         chapters: the folder of executed ``.ipynb`` chapters, with
@@ -277,7 +231,7 @@ def own_code_block(chapters: Path) -> dict[str, float | str]:
         # timed here, on the machine that executed the page
         "here min": ran / 60,
         "exercise min": float(OWN_CODE_MIN + QUIZ_MIN),
-        "room min": float(TALK_MIN)}
+        "room min": float(RUNTIME_MIN + TALK_MIN)}
     row["block min"] = sum(float(row[k]) for k in (
         "read min", "run min", "exercise min", "room min"))
     return row
@@ -292,33 +246,60 @@ def _read(path: Path) -> nbformat.NotebookNode:
 
 def agenda(times: pd.DataFrame, session_min: int = 180,
            closing: dict[str, float | str] | None = None) -> pd.DataFrame:
-    """The blocks end to end from 0:00: setup, each chapter in order, a
-    break after the block that passes each `BREAK_EVERY_MIN` (and lunch
-    instead of the break nearest mid-day in a session longer than
-    `LUNCH_AFTER_MIN`), and ``closing`` (e.g. `own_code_block`) last, its
-    time kept free. A chapter that would end after that is marked for
-    homework, and the ones after it are tried in turn (a short one may
-    still fit).
+    """The blocks end to end from 0:00: each chapter in order (the how-to
+    page first, whose runtime is the day's setup; where it is not among
+    them, a setup block opens the day), a break after the block that
+    passes each `BREAK_EVERY_MIN` (and lunch instead of the break nearest
+    mid-day in a session longer than `LUNCH_AFTER_MIN`), and ``closing``
+    (e.g. `own_code_block`) last, its time kept free. A chapter that would
+    end after that is marked for homework, and the ones after it are
+    tried in turn (a short one may still fit). Where no chapter the exit
+    quiz asks about is taught, the closing block leaves the quiz out
+    (`QUIZ_MIN`) and the time goes to the chapters.
 
     Returns:
         One row per block: ``start``, ``end`` (h:mm) and ``block``.
     """
+    plan, taught = _laid_out(times, session_min, closing)
+    if closing and closing["chapter"] == OWN_CODE and not _quizzed(taught):
+        alone = {**closing, "chapter": OWN_CODE_ALONE,
+                 "block min": float(closing["block min"]) - QUIZ_MIN}
+        plan, taught = _laid_out(times, session_min, alone)
+        if _quizzed(taught):  # the quiz's minutes made room for one
+            plan.iloc[-1, plan.columns.get_loc("block")] += ", exit quiz"
+    return plan
+
+
+def _quizzed(chapters: list[str]) -> bool:
+    """Whether the exit quiz asks about any of ``chapters`` (by number)."""
+    return any(name[:2].isdigit() and int(name[:2]) in QUIZZED
+               for name in chapters)
+
+
+def _laid_out(times: pd.DataFrame, session_min: int,
+              closing: dict[str, float | str] | None
+              ) -> tuple[pd.DataFrame, list[str]]:
+    """`agenda`'s plan for a given closing block, and the chapters it
+    teaches."""
     reserved = float(closing["block min"]) if closing else 0.0
-    if session_min <= SETUP_MIN + reserved:
+    setup = 0.0 if FIRST_PAGE in set(times["chapter"]) else SETUP_MIN
+    if session_min <= setup + reserved:
         raise ValueError(f"a session of {session_min} min leaves no time "
-                         f"after the {SETUP_MIN} min of setup and the "
+                         f"after the {setup:.0f} min of setup and the "
                          f"{reserved:.0f} min of the closing block.")
     rows: list[dict[str, str]] = []
     homework: list[str] = []
+    taught: list[str] = []
     lunch = session_min > LUNCH_AFTER_MIN
     pauses = 0
-    clock = _add(rows, "setup on Colab", 0.0, SETUP_MIN)
+    clock = _add(rows, "setup on Colab", 0.0, setup) if setup else 0.0
     for row in times.to_dict("records"):
         name = row.get("title") or row["chapter"]
         if clock + row["block min"] > session_min - reserved:
             homework.append(name)
             continue
         clock = _add(rows, name, clock, row["block min"])
+        taught.append(row["chapter"])
         if clock >= (pauses + 1) * BREAK_EVERY_MIN and \
                 clock < session_min - reserved:
             pauses += 1
@@ -332,38 +313,35 @@ def agenda(times: pd.DataFrame, session_min: int = 180,
     if homework:
         rows.append({"start": _hm(clock), "end": "",
                      "block": "homework: " + ", ".join(homework)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), taught
 
 
-def plans(times: pd.DataFrame, closing: dict[str, float | str] | None,
-          read_before: bool = True) -> dict[str, pd.DataFrame]:
-    """`agenda` for each of `SESSIONS`, by the session's name.
-
-    Args:
-        times: `chapter_times`.
-        closing: the closing block (`own_code_block`), or None.
-        read_before: participants read each chapter before the session
-            (its reading minutes leave the block, and a first row names
-            the reading and its minutes); else they read in the session.
-    """
-    if not read_before:
-        return {name: agenda(times, minutes, closing)
-                for name, minutes in SESSIONS.items()}
-    in_session = times.assign(**{"block min": times["block min"]
-                                 - times["read min"]})
+def plans(times: pd.DataFrame, closing: dict[str, float | str] | None
+          ) -> dict[str, pd.DataFrame]:
+    """`agenda` for each of `SESSIONS`, by the session's name. A session
+    of `SHORT_SESSION_MIN` or less closes with the exit quiz alone, so
+    that it teaches a chapter; checking one's own code is homework."""
     laid = {}
     for name, minutes in SESSIONS.items():
-        plan = agenda(in_session, minutes, closing)
-        taught = set(plan["block"])
-        chosen = times[times["title"].isin(taught)
-                       | times["chapter"].isin(taught)]
-        before = {"start": "before", "end": "",
-                  "block": f"read {len(chosen)} chapter"
-                           f"{'' if len(chosen) == 1 else 's'} "
-                           f"({_minutes(chosen['read min'].sum())} min)"}
-        laid[name] = pd.concat([pd.DataFrame([before]), plan],
-                               ignore_index=True)
+        if closing and minutes <= SHORT_SESSION_MIN:
+            quiz: dict[str, float | str] = {"chapter": QUIZ,
+                                            "block min": float(QUIZ_MIN)}
+            plan = agenda(times, minutes, quiz)
+            laid[name] = _with_homework(plan, OWN_CODE_ALONE)
+        else:
+            laid[name] = agenda(times, minutes, closing)
     return laid
+
+
+def _with_homework(plan: pd.DataFrame, item: str) -> pd.DataFrame:
+    """``plan`` with ``item`` added to its homework (a last row)."""
+    if plan["block"].iloc[-1].startswith("homework: "):
+        plan.iloc[-1, plan.columns.get_loc("block")] += f", {item}"
+        return plan
+    end = plan["end"].iloc[-1]
+    return pd.concat([plan, pd.DataFrame([{
+        "start": end, "end": "", "block": f"homework: {item}"}])],
+        ignore_index=True)
 
 
 def _add(rows: list[dict[str, str]], block: str, clock: float,

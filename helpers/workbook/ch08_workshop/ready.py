@@ -148,7 +148,15 @@ def check(packages: dict[str, str] | None = None,
 def device_note(kit: Kit) -> str:
     """What the device means for the day: a GPU's timed criteria are
     graded; on a CPU they say what they need and everything else runs."""
+    from helpers.xla import crosscompile
     if kit.device == "gpu":
-        return "A GPU: the time targets are graded on it."
-    return ("No GPU: every exercise runs; its time targets, where it has "
-            "any, say they need a GPU instead of passing.")
+        note = "A GPU: the time targets are graded on it."
+    else:
+        note = ("No GPU: every exercise runs; its time targets, where it "
+                "has any, say they need a GPU instead of passing.")
+    missing = crosscompile.why_unavailable()
+    if missing:
+        note += (" The checks that compile for an H100 (exercise 6.1, and "
+                 "a criterion of 2.1) say they are not graded here: "
+                 f"{missing}.")
+    return note

@@ -6,7 +6,10 @@ from what participants see.
 * `common_mistakes(chapter)` runs each wrong attempt of the tests' table
   (`helpers.workbook.ch08_workshop.attempts`) through its exercise's check
   and tabulates the mistake, what the check found and the hint it gave;
-* `answer_key(chapter)` the solutions, each folded with its check.
+* `answer_key(chapter)` the solutions, each folded with its check;
+* `own_code_patterns()` (`show_own_code`) what the last block's examine
+  box finds in the kind of code participants bring, from the checker's
+  own test programs.
 """
 
 from __future__ import annotations
@@ -129,3 +132,42 @@ def show_block(chapter: str) -> None:
                      "each:**\n\n" + "\n".join(lines)))
     for solution in answer_key(chapter):
         display(solution)
+
+
+def own_code_patterns() -> pd.DataFrame:
+    """The slow patterns of the checker's test programs (programs written
+    like participants' code, `checker_suite.SLOW`), the most frequent
+    first: how many programs show each, one of them, the usual fix and the
+    field guide's section (its anchor)."""
+    from helpers.examine.findings import PATTERNS
+    from helpers.workbook.ch10_field_guide.checker_suite import SLOW
+
+    rows = [{"pattern": program.expected, "example": program.name}
+            for program in SLOW if program.expected]
+    counted = (pd.DataFrame(rows).groupby("pattern", sort=False)
+               .agg(programs=("example", "size"), example=("example", "first"))
+               .sort_values("programs", ascending=False, kind="stable"))
+    return pd.DataFrame({
+        "pattern": [PATTERNS[name].title for name in counted.index],
+        "programs": counted["programs"].to_numpy(),
+        "for example": counted["example"].to_numpy(),
+        "the fix": [PATTERNS[name].fix for name in counted.index],
+        "section": [PATTERNS[name].link for name in counted.index]})
+
+
+def show_own_code() -> None:
+    """Display `own_code_patterns` as a list: each pattern, how many of
+    the test programs show it and one of them, its fix and a link to the
+    field guide's section."""
+    from IPython.display import Markdown, display
+
+    table = own_code_patterns()
+    total = int(table["programs"].sum())
+    lines = [f"- **{row['pattern']}** ({row['programs']} of {total}; "
+             f"for example *{row['for example']}*). The fix: "
+             f"{_as_text(row['the fix'])} [In the field guide]"
+             f"({row['section']})."
+             for _, row in table.iterrows()]
+    display(Markdown("**What the examine box finds in code like the "
+                     "room's, the most frequent first:**\n\n"
+                     + "\n".join(lines)))

@@ -67,3 +67,19 @@ def test_by_version_gives_each_versions_worst_and_median_over_the_goal():
     assert list(summary.columns) == ["float32 worst", "float32 median"]
     assert summary.index.tolist() == ["pad K", "a @ b"]  # K = 5 left out
     assert summary.loc["pad K"].tolist() == [0.8, pytest.approx(0.85)]
+
+
+def test_a_right_prediction_says_what_judged_it(monkeypatch):
+    from helpers.workbook.ch02_fusion import exercises
+    from helpers.xla import crosscompile
+    monkeypatch.setattr(crosscompile, "available", lambda: False)
+    exercises._compiled_for_h100.cache_clear()
+    try:
+        report = exercises.predict_kind.check(exercises.predict_solution)
+    finally:
+        exercises._compiled_for_h100.cache_clear()
+    (outcome,) = report.outcomes
+    assert outcome.status == "pass"
+    assert outcome.detail.endswith(
+        "judged by the chapter's rule: this machine has neither a GPU nor "
+        "JAX's CUDA plugin to ask XLA:GPU")

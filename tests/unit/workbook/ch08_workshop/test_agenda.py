@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from helpers.grading.exercises import Exercise
-from helpers.workbook.ch08_workshop import agenda, gpu_runs
+from helpers.workbook.ch08_workshop import agenda, gpu_runs, reading
 
 
 def _notebook(words, seconds):
@@ -23,7 +23,7 @@ def test_words_are_those_the_rendered_page_shows():
     # "Title", the words, the code block's four, the glued name "x", and
     # the code cell's two numbers; not the markup
     notebook = _notebook(100, 3)
-    assert agenda.reading_words(notebook) == 1 + 100 + 4 + 1 + 2
+    assert reading.reading_words(notebook) == 1 + 100 + 4 + 1 + 2
     hidden = nbformat.v4.new_code_cell("hidden code here")
     hidden.metadata["tags"] = ["hide-input"]
     hidden.outputs = [
@@ -34,37 +34,74 @@ def test_words_are_those_the_rendered_page_shows():
         nbformat.v4.new_output("display_data", data={
             "application/papermill.record/text/plain": "'glued'"})]
     notebook.cells.append(hidden)
-    assert agenda.reading_words(notebook) == 108 + 3 + 2
+    assert reading.reading_words(notebook) == 108 + 3 + 2
     hidden.metadata["tags"] = ["remove-cell"]
-    assert agenda.reading_words(notebook) == 108
+    assert reading.reading_words(notebook) == 108
 
 
 def test_run_seconds_come_from_the_cell_timestamps():
-    assert agenda.run_seconds(_notebook(1, 3)) == pytest.approx(3.5)
+    assert reading.run_seconds(_notebook(1, 3)) == pytest.approx(3.5)
     unexecuted = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell("1")])
-    assert agenda.run_seconds(unexecuted) is None
+    assert reading.run_seconds(unexecuted) is None
 
 
-def _exercise(chapter, level):
+def _exercise(chapter, level, reread=""):
     return Exercise(title=f"{chapter} {level}", chapter=chapter,
-                    answer="f", level=level, criteria=[])
+                    answer="f", level=level, criteria=[], reread=reread)
+
+
+def _with_sections(notebook, *sections):
+    """``notebook`` with a ``## `` section of ``words`` words for each
+    (name, words), in one Markdown cell, then a shown code cell."""
+    notebook.cells.append(nbformat.v4.new_markdown_cell("\n\n".join(
+        f"## {name}\n\n" + "word " * words for name, words in sections)))
+    notebook.cells.append(nbformat.v4.new_code_cell("three code words"))
+    return notebook
+
+
+def test_words_are_counted_by_section():
+    notebook = _with_sections(_notebook(100, 3), ("One", 10), ("Two", 20))
+    words = reading.section_words(notebook)
+    assert words == {"": 108, "One": 1 + 10, "Two": 1 + 20 + 3}
+    assert sum(words.values()) == reading.reading_words(notebook)
 
 
 def test_chapter_times_add_reading_running_and_exercises(tmp_path):
-    nbformat.write(_notebook(120 * 2, 30), tmp_path / "01_a.ipynb")
+    notebook = _with_sections(_notebook(120 * 2, 30), ("One", 119),
+                              ("Two", 1000))
+    nbformat.write(notebook, tmp_path / "01_a.ipynb")
     times = agenda.chapter_times(
-        tmp_path, (_exercise("01_a", "core"), _exercise("01_a", "stretch")),
+        tmp_path, (_exercise("01_a", "core", "1.1 One"),
+                   _exercise("01_a", "stretch", "1.1 One")),
         check_seconds={"01_a": 60})
     row = times.iloc[0]
     assert row["title"] == "Title"  # what the agenda names the block
-    assert row["words"] == 2 * 120 + 8  # with the title, code and "x"
+    # the section the exercises send a participant back to, once
+    assert row["words"] == 1 + 119
+    assert row["read min"] == pytest.approx(1.0)
+    assert row["chapter read min"] == pytest.approx(
+        reading.reading_words(notebook) / agenda.READING_WPM)
     assert row["exercise min"] == pytest.approx(10 + 0 + 1)
     assert row["room min"] == agenda.RUNTIME_MIN + agenda.TALK_MIN
     assert row["block min"] == pytest.approx(
         row["read min"] + 30.5 / 60 + 11 + row["room min"])
     with pytest.raises(FileNotFoundError, match="02_b.ipynb"):
         agenda.chapter_times(tmp_path, (_exercise("02_b", "core"),))
+
+
+def test_the_first_page_holds_the_days_setup(tmp_path):
+    first = agenda.FIRST_PAGE
+    nbformat.write(_notebook(10, 1), tmp_path / f"{first}.ipynb")
+    nbformat.write(_notebook(10, 1), tmp_path / "01_a.ipynb")
+    times = agenda.chapter_times(tmp_path, (_exercise(first, "warm-up"),
+                                            _exercise("01_a", "core")))
+    rooms = times.set_index("chapter")["room min"]
+    assert rooms[first] == agenda.SETUP_MIN + agenda.TALK_MIN
+    assert rooms["01_a"] == agenda.RUNTIME_MIN + agenda.TALK_MIN
+    plan = agenda.agenda(times, session_min=180)
+    assert plan["block"].tolist() == ["Title", "Title"]  # no setup row
+    assert plan.iloc[0]["start"] == "0:00"
 
 
 def test_a_chapter_a_gpu_ran_is_timed_by_that_run(tmp_path):
@@ -127,30 +164,45 @@ def test_the_own_code_block_reads_one_guide_section_and_the_box(tmp_path):
     workshop.cells.append(box)
     nbformat.write(workshop, tmp_path / "08_workshop.ipynb")
     block = agenda.own_code_block(tmp_path)
-    words = agenda.reading_words(guide)
+    words = reading.reading_words(guide)
     assert block["words"] == round(words / 2)  # two sections
     assert block["run min"] == pytest.approx(6 / 60)  # the box cell only
     assert block["exercise min"] == agenda.OWN_CODE_MIN + agenda.QUIZ_MIN
     assert block["block min"] == pytest.approx(
         words / 2 / agenda.READING_WPM + 0.1 + agenda.OWN_CODE_MIN
-        + agenda.QUIZ_MIN + agenda.TALK_MIN)
+        + agenda.QUIZ_MIN + agenda.RUNTIME_MIN + agenda.TALK_MIN)
     (tmp_path / "08_workshop.ipynb").unlink()
     with pytest.raises(FileNotFoundError, match="08_workshop.ipynb"):
         agenda.own_code_block(tmp_path)
 
 
 def test_the_closing_block_keeps_its_time_at_the_end():
-    times = pd.DataFrame({"chapter": ["a", "b", "c"],
+    times = pd.DataFrame({"chapter": ["01_a", "02_b", "03_c"],
                           "block min": [60.0, 60.0, 30.0]})
     closing = {"chapter": agenda.OWN_CODE, "block min": 20.0}
     plan = agenda.agenda(times, session_min=180, closing=closing)
     # setup 10, a 60, b 60 (passes half: break 10), c would end at 170,
     # past the 160 left before the closing block
-    assert plan["block"].tolist() == ["setup on Colab", "a", "b", "break",
-                                      agenda.OWN_CODE, "homework: c"]
+    assert plan["block"].tolist() == ["setup on Colab", "01_a", "02_b",
+                                      "break", agenda.OWN_CODE,
+                                      "homework: 03_c"]
     assert plan.iloc[4][["start", "end"]].tolist() == ["2:20", "2:40"]
     with pytest.raises(ValueError, match="20 min of the closing block"):
         agenda.agenda(times, session_min=30, closing=closing)
+
+
+def test_the_quiz_is_left_out_where_no_chapter_it_asks_about_is_taught():
+    closing = {"chapter": agenda.OWN_CODE, "block min": 20.0}
+    howto = pd.DataFrame({"chapter": [agenda.FIRST_PAGE, "01_a"],
+                          "block min": [30.0, 60.0]})
+    plan = agenda.agenda(howto, session_min=90, closing=closing)
+    assert plan["block"].tolist() == [agenda.FIRST_PAGE, agenda.OWN_CODE_ALONE,
+                                      "homework: 01_a"]
+    assert plan.iloc[1]["end"] == f"0:{30 + 20 - agenda.QUIZ_MIN}"
+    # the quiz's minutes make room for chapter 1: it is quizzed after all
+    plan = agenda.agenda(howto, session_min=30 + 60 + 20 - agenda.QUIZ_MIN,
+                         closing=closing)
+    assert plan["block"].tolist()[-1] == f"{agenda.OWN_CODE_ALONE}, exit quiz"
 
 
 def test_the_agenda_names_a_block_by_its_title_where_it_has_one():
@@ -180,23 +232,21 @@ def test_the_page_table_heads_minutes_in_words():
     assert list(shown["total"]) == ["13", "17"]
 
 
-def test_a_day_has_lunch_and_breaks_and_the_plans_read_before():
-    times = pd.DataFrame({"chapter": list("abcdefg"),
+def test_a_day_has_lunch_and_breaks():
+    times = pd.DataFrame({"chapter": [f"0{n}_x" for n in range(1, 8)],
                           "title": list("ABCDEFG"),
-                          "read min": [30.0] * 7,
-                          "block min": [80.0] * 7})
+                          "block min": [50.0] * 7})
     day = agenda.agenda(times, session_min=420)
     assert day["block"].tolist().count("lunch") == 1
     assert "break" in day["block"].tolist()
-    plans = agenda.plans(times, None)
+    plans = agenda.plans(times, {"chapter": agenda.OWN_CODE,
+                                 "block min": 30.0})
     assert list(plans) == list(agenda.SESSIONS)
-    short = plans["90 minutes"]
-    # read before: 50 minutes a block in the session, so one fits
-    assert short["block"].tolist()[:3] == ["read 1 chapter (30 min)",
-                                           "setup on Colab", "A"]
-    assert short.iloc[0]["start"] == "before"
-    read_there = agenda.plans(times, None, read_before=False)
-    assert read_there["90 minutes"]["block"].tolist()[1] == "A"
+    # a short session closes with the quiz alone, so that a chapter fits
+    short = plans["90 minutes"]["block"].tolist()
+    assert short[:3] == ["setup on Colab", "A", agenda.QUIZ]
+    assert short[-1].endswith(f", {agenda.OWN_CODE_ALONE}")
+    assert plans["three hours"]["block"].tolist()[-2] == agenda.OWN_CODE
 
 
 def test_a_predicted_t4_time_counts_where_it_is_the_slowest(tmp_path):

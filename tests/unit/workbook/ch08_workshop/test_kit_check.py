@@ -66,3 +66,18 @@ def test_the_kit_checks_the_python_the_package_requires():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     needed = ".".join(map(str, ready.PYTHON_MINIMUM))
     assert project["requires-python"] == f">={needed}"
+
+
+def test_the_device_note_says_which_checks_need_the_cuda_plugin(
+        monkeypatch):
+    from helpers.xla import crosscompile
+    kit = ready.Kit((), "cpu")
+    monkeypatch.setattr(crosscompile, "why_unavailable",
+                        lambda: "the CUDA plugin is not in /x: pip install y")
+    note = ready.device_note(kit)
+    assert note.startswith("No GPU: every exercise runs")
+    assert note.endswith("(exercise 6.1, and a criterion of 2.1) say they "
+                         "are not graded here: the CUDA plugin is not in "
+                         "/x: pip install y.")
+    monkeypatch.setattr(crosscompile, "why_unavailable", lambda: None)
+    assert "plugin" not in ready.device_note(ready.Kit((), "gpu"))

@@ -9,6 +9,7 @@ import pytest
 from helpers.workbook.ch08_workshop import exit_quiz
 from helpers.workbook.ch08_workshop.attempts import ATTEMPTS
 from helpers.workbook.ch11_facilitators import kit
+
 from book_paths import section_titles
 
 
@@ -101,3 +102,19 @@ def test_a_checks_words_keep_their_flags_as_code():
                     "'`--xla_cpu_flag`' and `xla_cpu_other`.")
     assert kit._as_text("one-sided, 2 (p - 1), 2 * b") == \
         "one-sided, 2 (p - 1), 2 \\* b."
+
+
+def test_the_own_code_block_lists_the_suites_patterns_most_frequent_first():
+    from helpers.examine.findings import PATTERNS
+    from helpers.workbook.ch10_field_guide.checker_suite import SLOW
+    table = kit.own_code_patterns()
+    expected = [p.expected for p in SLOW if p.expected]
+    assert table["programs"].sum() == len(expected)
+    assert table["programs"].is_monotonic_decreasing
+    for _, row in table.iterrows():
+        (name,) = [n for n, p in PATTERNS.items()
+                   if p.title == row["pattern"]]
+        assert row["programs"] == expected.count(name)
+        assert row["section"] == PATTERNS[name].link
+        assert any(p.name == row["for example"] and p.expected == name
+                   for p in SLOW)
