@@ -54,19 +54,19 @@ QUESTIONS = (
              "b", "1.3 Asynchronous dispatch"),
     Question("A kernel reads 4 GB and does 1 GFLOP on an H100 (3.35 TB/s, "
              "495 TFLOP/s of TF32). What sets its floor?",
-             ("The memory's bandwidth.", "The tensor cores' rate.",
-              "Neither: the launch."),
-             "a", "1.8 The two floors"),
+             ("The tensor cores' rate.", "Neither: the launch.",
+              "The memory's bandwidth."),
+             "c", "1.8 The two floors"),
     Question("Where do you read which kind of kernel XLA wrote for a fused "
              "reduction?",
-             ("In the jaxpr.", "In the compiled HLO's fusion kind.",
+             ("In the compiled HLO's fusion kind.", "In the jaxpr.",
               "In the Python source."),
-             "b", "2.3 Reading the compiler's decision"),
+             "a", "2.3 Reading the compiler's decision"),
     Question("A jitted loop of 1000 tiny steps takes far longer than its "
              "floor on a GPU. What do you count first?",
-             ("The kernels launched per step.", "The flops per step.",
-              "The bytes per step."),
-             "a", "3.3 Counting launches"),
+             ("The flops per step.", "The bytes per step.",
+              "The kernels launched per step."),
+             "c", "3.3 Counting launches"),
     Question("In one run each, version b took 3% less time than version a. "
              "What next?",
              ("Keep b: it is faster.",
@@ -76,21 +76,21 @@ QUESTIONS = (
              "b", "4.5 Deciding which version is faster"),
     Question("A jitted function compiles again on every call. The likeliest "
              "cause?",
-             ("An argument whose shape changes from call to call.",
-              "Too many flops for one kernel.",
-              "A donated argument."),
-             "a", "5.3 jit: trace once, with stable shapes"),
+             ("Too many flops for one kernel.",
+              "A donated argument.",
+              "An argument whose shape changes from call to call."),
+             "c", "5.3 jit: trace once, with stable shapes"),
     Question("In a notebook that has already run a jitted call, you set "
              "os.environ['XLA_FLAGS'] and compile again. The flags:",
-             ("apply to the next compilation.",
-              "are ignored: XLA read them once, when JAX started.",
+             ("are ignored: XLA read them once, when JAX started.",
+              "apply to the next compilation.",
               "raise an error."),
-             "b", "6.3 Read once, at start"),
+             "a", "6.3 Read once, at start"),
     Question("y = relu(x @ w_in) @ w_out with w_in split by columns and "
              "w_out by rows over 4 devices. Which collective does it need?",
-             ("One all-reduce of y.", "An all-gather of w_in.",
+             ("An all-gather of w_in.", "One all-reduce of y.",
               "None at all."),
-             "a", "7.4 What a sharding compiles to"),
+             "b", "7.4 What a sharding compiles to"),
 )
 
 

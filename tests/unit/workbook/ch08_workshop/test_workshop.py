@@ -315,7 +315,7 @@ def test_the_room_gathers_the_exit_quiz_score_last(tmp_path):
     from helpers.workbook.ch08_workshop import exit_quiz, room
 
     board = workshop.progress({"rms": ch0.solution})
-    quiz = exit_quiz.check({1: "b", 2: "a", 3: "c", 4: "a"},
+    quiz = exit_quiz.check({1: "b", 2: "c", 3: "b", 4: "c"},
                            chapters=(1, 2, 3))
     room.export(board, "Ada", tmp_path, quiz=quiz)
     room.export(board, "Bo", tmp_path)  # no quiz handed in
