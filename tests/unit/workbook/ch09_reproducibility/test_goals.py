@@ -249,3 +249,11 @@ def test_one_chain_is_judged_against_the_goal_of_0_8():
                               "many_chain_ratio": "60"}) == "not met"
     assert goals.judge(goal, {"one_chain_ratio": "0.75",
                               "many_chain_ratio": "60"}) == "met"
+
+
+def test_chapter_1s_goal_reads_as_a_percentage_on_every_gpu():
+    measuring = next(g for g in goals.GOALS if g.chapter == "01_measuring")
+    shown = goals.on_other_gpus(measuring)
+    assert shown != "—"  # the H200's recording is read
+    for verdict in shown.split("; "):
+        assert verdict.endswith("%)"), shown
