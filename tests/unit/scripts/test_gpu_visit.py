@@ -7,30 +7,13 @@ import tarfile
 import nbformat
 import pytest
 
+from probe_chapter import probe
 from scripts import gpu_visit
 
 # The module fixture executes chapters in child kernels: seconds.
 pytestmark = pytest.mark.slow
 
-PROBE = '''---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# Probe
-
-```{code-cell} ipython3
-# replaced by the setup cell
-```
-
-```{code-cell} ipython3
+PROBE = probe('''\
 from helpers.measuring import machine, recorded, results
 
 recorded.save("90_probe/result", {"ok": 1})
@@ -39,9 +22,7 @@ fixture = recorded.path_for("90_probe/profile", machine.device_slug()
 (fixture / "plugins").mkdir(parents=True)
 (fixture / "plugins" / "h.xplane.pb").write_bytes(b"planes")
 # the chapter's cells would ask:
-# results.live_or_recorded("90_probe/result", f)
-```
-'''
+# results.live_or_recorded("90_probe/result", f)''')
 BROKEN = PROBE.replace("90_probe/result", "91_broken/result").replace(
     'recorded.save("91_broken/result", {"ok": 1})', 'raise RuntimeError("x")')
 SHORT = PROBE.replace("90_probe", "92_short") + (

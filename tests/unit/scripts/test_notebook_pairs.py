@@ -5,34 +5,10 @@ import os
 
 import nbformat
 
+from probe_chapter import probe
 from scripts import notebooks
 
-CHAPTER = '''---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# Probe
-
-```{code-cell} ipython3
-# replaced by the setup cell
-```
-
-```{code-cell} ipython3
-x = 1
-```
-
-```{code-cell} ipython3
-print(x)
-```
-'''
+CHAPTER = probe("x = 1", "print(x)")
 
 
 def _later(path, than):
