@@ -50,10 +50,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from helpers.xla import gpu_specs
-
-# The GPUs' descriptions live in gpu_specs; chapter 1 quotes the H100's
-# from here.
-from helpers.xla.gpu_specs import H100_SXM  # noqa: F401
+from helpers.xla.gpu_specs import H100_SXM  # noqa: F401 (chapter 1's)
 
 PLUGIN_FOLDER_ENV = "BOOK_CROSS_PLUGIN"
 CHILD_ENV = "BOOK_COMPILING_FOR_GPU"  # set in the child processes of `run`
@@ -98,6 +95,9 @@ def why_unavailable() -> str | None:
         return "jax.export needs flatbuffers: pip install flatbuffers"
     if _plugin_importable():
         return None
+    if sys.platform != "linux":  # the plugin has wheels for Linux only
+        return ("JAX's CUDA plugin is built for Linux only: compile for a "
+                "GPU on Colab, or on a Linux machine")
     folder = plugin_folder()
     found = glob.glob(os.path.join(folder, "jax_cuda12_plugin-*.dist-info"))
     if not found:

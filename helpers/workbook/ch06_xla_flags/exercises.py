@@ -119,7 +119,7 @@ def _calls_cublas(calls: dict[str, int]) -> bool:
     return any("cublas" in name for name in calls)
 
 
-def _calls(calls: dict[str, int]) -> str:
+def _calls_text(calls: dict[str, int]) -> str:
     """Library calls as the check reports them."""
     return counted(calls) if calls else "no library call"
 
@@ -143,13 +143,15 @@ def _flag_reaches_xla(fn: Callable[[str], dict[str, int]]) -> Outcome:
     both = " ".join(rng.sample([TRITON_OFF, rng.choice(NEUTRAL_FLAGS)], 2))
     try:
         # One after the other: a learner's function may set os.environ.
-        other, own = as_mapping(fn(neutral)), as_mapping(fn(both))
+        neutral_calls = as_mapping(fn(neutral))
+        triton_off_calls = as_mapping(fn(both))
     except Exception as err:
         return learner_error(name, err, hint)
-    found = f"{neutral}: {_calls(other)}; '{both}': {_calls(own)}"
-    if not _calls_cublas(own):
+    found = (f"{neutral}: {_calls_text(neutral_calls)}; '{both}': "
+             f"{_calls_text(triton_off_calls)}")
+    if not _calls_cublas(triton_off_calls):
         return Outcome(name, "fail", found, hint)
-    if _calls_cublas(other):
+    if _calls_cublas(neutral_calls):
         return Outcome(name, "fail", found, "A flag that does not touch "
                        "GEMMs leaves the matmul to Triton: read the calls "
                        "from the compiled module, not from the flag's "

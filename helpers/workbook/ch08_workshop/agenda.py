@@ -47,6 +47,7 @@ import nbformat
 import pandas as pd
 
 from helpers.grading.exercises import Exercise
+from helpers.workbook.ch08_workshop import exit_quiz
 from helpers.workbook.ch08_workshop.reading import (
     must_read,
     reading_words,
@@ -63,7 +64,7 @@ SETUP_MIN = 10   # the first Colab notebook, its GPU and its setup cell
 FIRST_PAGE = "00_how_to_use"  # the page whose runtime is the day's setup
 RUNTIME_MIN = 3  # each chapter's own runtime: connect, run its setup cell
 TALK_MIN = 10    # the facilitator's walk-through and the debrief, a block
-BREAK_MIN = 10   # a break, once a block passes each BREAK_EVERY_MIN
+BREAK_MIN = 10   # a break, before a block would pass BREAK_EVERY_MIN
 BREAK_EVERY_MIN = 90
 LUNCH_MIN = 45   # in a session longer than LUNCH_AFTER_MIN, at mid-day
 LUNCH_AFTER_MIN = 300
@@ -79,8 +80,8 @@ OWN_CODE = "own code, exit quiz"
 OWN_CODE_ALONE = "own code"  # the closing block where no chapter was quizzed
 QUIZ = "exit quiz"  # the closing block of a short session
 SHORT_SESSION_MIN = 90
-# The chapters the exit quiz asks about (`exit_quiz.QUESTIONS`' chapters).
-QUIZZED = range(1, 8)
+# The chapters the exit quiz asks about, by number.
+QUIZZED = frozenset(question.chapter for question in exit_quiz.QUESTIONS)
 
 
 def _short_gpu(name: str) -> str:
@@ -124,7 +125,8 @@ def chapter_times(chapters: Path, exercises: tuple[Exercise, ...],
         notebook = _read(chapters / f"{chapter}.ipynb")
         mine = [e for e in exercises if e.chapter == chapter]
         by_section = section_words(notebook)
-        words = sum(by_section.get(name, 0) for name in must_read(mine))
+        words = sum(_section_of(by_section, name, chapter)
+                    for name in must_read(mine))
         ran, where = gpu_seconds.get(chapter, (run_seconds(notebook),
                                                "here"))
         doing = sum(ALLOWANCE_MIN[e.level] for e in mine) + check_seconds.get(
@@ -161,8 +163,9 @@ def for_page(times: pd.DataFrame, closing: dict[str, float | str]
              ) -> pd.DataFrame:
     """`chapter_times` and the closing block as the page shows them: one
     row per block named by its title, whole minutes under short headers
-    (the room's minutes, the same for every block, are in the total)
-    ("<1" under half a minute), the running time with the GPU that timed
+    (the room's minutes are in the total, not shown: seven columns fit
+    the page) ("<1" under half a minute), the running time with the GPU
+    that timed
     it ("4 on H200"; a time taken on the machine that executed the page
     stands alone)."""
     table = pd.concat([times, pd.DataFrame([closing])])
@@ -237,6 +240,17 @@ def own_code_block(chapters: Path) -> dict[str, float | str]:
     return row
 
 
+def _section_of(by_section: dict[str, int], name: str, chapter: str
+                ) -> int:
+    """The words of section ``name`` of ``chapter``, which an exercise
+    points back to."""
+    if name not in by_section:
+        raise ValueError(f"an exercise of {chapter} points back to the "
+                         f"section {name!r}, which the chapter does not "
+                         "have: correct the exercise's reread")
+    return by_section[name]
+
+
 def _read(path: Path) -> nbformat.NotebookNode:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: the agenda times "
@@ -248,26 +262,31 @@ def agenda(times: pd.DataFrame, session_min: int = 180,
            closing: dict[str, float | str] | None = None) -> pd.DataFrame:
     """The blocks end to end from 0:00: each chapter in order (the how-to
     page first, whose runtime is the day's setup; where it is not among
-    them, a setup block opens the day), a break after the block that
-    passes each `BREAK_EVERY_MIN` (and lunch instead of the break nearest
-    mid-day in a session longer than `LUNCH_AFTER_MIN`), and ``closing``
+    them, a setup block opens the day), a break before a block that would
+    run past `BREAK_EVERY_MIN` since the last one (lunch instead, once,
+    past mid-day in a session longer than `LUNCH_AFTER_MIN`; before the
+    closing block only where it fits), and ``closing``
     (e.g. `own_code_block`) last, its time kept free. A chapter that would
     end after that is marked for homework, and the ones after it are
     tried in turn (a short one may still fit). Where no chapter the exit
     quiz asks about is taught, the closing block leaves the quiz out
-    (`QUIZ_MIN`) and the time goes to the chapters.
+    (`QUIZ_MIN`; a closing block that is the quiz alone goes) and the time
+    goes to the chapters; should that time fit a chapter the quiz asks
+    about, the quiz is homework.
 
     Returns:
         One row per block: ``start``, ``end`` (h:mm) and ``block``.
     """
     plan, taught = _laid_out(times, session_min, closing)
-    if closing and closing["chapter"] == OWN_CODE and not _quizzed(taught):
-        alone = {**closing, "chapter": OWN_CODE_ALONE,
-                 "block min": float(closing["block min"]) - QUIZ_MIN}
-        plan, taught = _laid_out(times, session_min, alone)
-        if _quizzed(taught):  # the quiz's minutes made room for one
-            plan.iloc[-1, plan.columns.get_loc("block")] += ", exit quiz"
-    return plan
+    if closing is None or closing["chapter"] not in (OWN_CODE, QUIZ) \
+            or _quizzed(taught):
+        return plan
+    without_quiz = None if closing["chapter"] == QUIZ else {
+        **closing, "chapter": OWN_CODE_ALONE,
+        "block min": float(closing["block min"]) - QUIZ_MIN}
+    plan, taught = _laid_out(times, session_min, without_quiz)
+    # the quiz's minutes made room for a chapter it asks about
+    return _with_homework(plan, QUIZ) if _quizzed(taught) else plan
 
 
 def _quizzed(chapters: list[str]) -> bool:
@@ -291,29 +310,43 @@ def _laid_out(times: pd.DataFrame, session_min: int,
     homework: list[str] = []
     taught: list[str] = []
     lunch = session_min > LUNCH_AFTER_MIN
-    pauses = 0
     clock = _add(rows, "setup on Colab", 0.0, setup) if setup else 0.0
+    rested = 0.0  # when the last pause ended
     for row in times.to_dict("records"):
-        name = row.get("title") or row["chapter"]
-        if clock + row["block min"] > session_min - reserved:
+        name, minutes = row.get("title") or row["chapter"], row["block min"]
+        pause = _pause(clock, rested, minutes, lunch, session_min)
+        if clock + pause + minutes > session_min - reserved:
             homework.append(name)
             continue
-        clock = _add(rows, name, clock, row["block min"])
+        if pause:
+            clock = _add(rows, "lunch" if pause == LUNCH_MIN else "break",
+                         clock, pause)
+            lunch, rested = lunch and pause != LUNCH_MIN, clock
+        clock = _add(rows, name, clock, minutes)
         taught.append(row["chapter"])
-        if clock >= (pauses + 1) * BREAK_EVERY_MIN and \
-                clock < session_min - reserved:
-            pauses += 1
-            if lunch and clock >= session_min / 2 - BREAK_EVERY_MIN / 2:
-                clock = _add(rows, "lunch", clock, LUNCH_MIN)
-                lunch = False
-            else:
-                clock = _add(rows, "break", clock, BREAK_MIN)
     if closing:
+        pause = _pause(clock, rested, reserved, False, session_min)
+        if pause and clock + pause + reserved <= session_min:
+            clock = _add(rows, "break", clock, pause)
         clock = _add(rows, str(closing["chapter"]), clock, reserved)
     if homework:
         rows.append({"start": _hm(clock), "end": "",
                      "block": "homework: " + ", ".join(homework)})
     return pd.DataFrame(rows), taught
+
+
+def _pause(clock: float, rested: float, minutes: float, lunch: bool,
+           session_min: int) -> float:
+    """The minutes of the pause due before a block of ``minutes`` starting
+    at ``clock``: a break where the block would run past `BREAK_EVERY_MIN`
+    since the last pause ended (``rested``), lunch instead where it is
+    still due (``lunch``) and the day is past its first half's last
+    stretch; none otherwise."""
+    if clock <= rested or clock + minutes - rested <= BREAK_EVERY_MIN:
+        return 0.0
+    if lunch and clock >= session_min / 2 - BREAK_EVERY_MIN / 2:
+        return float(LUNCH_MIN)
+    return float(BREAK_MIN)
 
 
 def plans(times: pd.DataFrame, closing: dict[str, float | str] | None

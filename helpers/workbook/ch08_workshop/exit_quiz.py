@@ -1,5 +1,5 @@
-"""The workshop's exit quiz: one question per chapter block, checked like
-an exercise.
+"""The workshop's exit quiz: a question on each chapter block from 1 to 7
+(two on chapter 1), checked like an exercise.
 
 A participant fills a dict of letters, ``{1: "b", 2: "a", ...}``, and
 `check` returns a `Report` with one line per question; a wrong or missing

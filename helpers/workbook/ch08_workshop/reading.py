@@ -28,9 +28,9 @@ def reading_words(notebook: nbformat.NotebookNode) -> int:
 
 
 def section_words(notebook: nbformat.NotebookNode) -> dict[str, int]:
-    """`reading_words` by ``## `` section, keyed by its heading as the
-    source writes it (unnumbered); the words before the first section
-    under ``""``."""
+    """`reading_words` by ``## `` section, keyed by its heading as the page
+    shows it (unnumbered, without the backticks of code); the words before
+    the first section under ``""``."""
     words: dict[str, int] = {}
     section = ""
     for cell in notebook.cells:
@@ -39,7 +39,7 @@ def section_words(notebook: nbformat.NotebookNode) -> dict[str, int]:
             continue
         for part in re.split(r"^(?=## )", cell.source, flags=re.M):
             if part.startswith("## "):
-                section = part[3:].splitlines()[0].strip()
+                section = part[3:].splitlines()[0].strip().replace("`", "")
             words[section] = words.get(section, 0) + _markdown_words(part)
     return words
 

@@ -156,7 +156,7 @@ def device_note(kit: Kit) -> str:
                 "has any, say they need a GPU instead of passing.")
     missing = crosscompile.why_unavailable()
     if missing:
-        note += (" The checks that compile for an H100 (exercise 6.1, and "
-                 "a criterion of 2.1) say they are not graded here: "
-                 f"{missing}.")
+        note += (" The checks that compile for an H100 (exercises 6.1 "
+                 "and 6.2, and a criterion of 2.1) say they are not "
+                 f"graded here: {missing}.")
     return note

@@ -73,7 +73,7 @@ def _back_to_back_elsewhere(data: dict[str, Any]) -> str:
     ratio = verdicts.back_to_back_agreement(data)
     met = abs(ratio - 1) <= verdicts.AGREEMENT
     # a percentage of the device time, as the chapter's own goal reads
-    return f"{'met' if met else 'not met'} ({ratio:.0%})"
+    return f"{'met' if met else 'not met'} ({ratio:.1%})"
 
 
 def _fixes_elsewhere(data: dict[str, Any]) -> str:

@@ -15,7 +15,6 @@ from helpers.xla import flag_registry
 from book_paths import CHAPTERS
 
 
-
 def prose(chapter: str) -> str:
     """A chapter's text with its line breaks and runs of spaces folded."""
     return " ".join((CHAPTERS / f"{chapter}.md").read_text().split())

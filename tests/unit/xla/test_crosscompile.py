@@ -39,6 +39,15 @@ def test_a_missing_plugin_says_how_to_install_it(tmp_path, monkeypatch):
     assert "is 0.0.1 but jaxlib is" in crosscompile.why_unavailable()
 
 
+def test_a_mac_or_windows_is_sent_to_colab(monkeypatch):
+    monkeypatch.setattr(crosscompile, "_plugin_importable", lambda: False)
+    for system in ("darwin", "win32"):
+        monkeypatch.setattr(crosscompile.sys, "platform", system)
+        said = crosscompile.why_unavailable()
+        assert said.startswith("JAX's CUDA plugin is built for Linux only")
+        assert "pip install" not in said and "make" not in said
+
+
 def test_a_function_no_child_can_import_is_refused():
     with pytest.raises(ValueError, match="top level of a module"):
         crosscompile.run(lambda: 1)
@@ -110,12 +119,22 @@ def test_any_function_compiles_for_the_h100_through_export():
         ("kLoop", "reduce")]
 
 
+class _Children(list):
+    """The children `run` started, by function and arguments, with the
+    environment each was given (``envs``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.envs = []
+
+
 def _counted_children(monkeypatch, result=None, error=None):
     """Stand in for the child processes of `run`, counting them."""
-    calls = []
+    calls = _Children()
 
     def call(fn, *args, **kwargs):
         calls.append((fresh_process.target_of(fn), args))
+        calls.envs.append(kwargs.get("env", {}))
         if error:
             raise error
         return result if result is not None else {"args": list(args)}
@@ -123,6 +142,20 @@ def _counted_children(monkeypatch, result=None, error=None):
     monkeypatch.setattr(fresh_process, "call", call)
     monkeypatch.setattr(crosscompile, "why_unavailable", lambda: None)
     return calls
+
+
+def test_the_flags_a_child_is_given_are_its_own_and_key_its_result(
+        tmp_path, monkeypatch):
+    calls = _counted_children(monkeypatch)
+    monkeypatch.setenv(crosscompile.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+    flags = "--xla_gpu_enable_triton_gemm=false"
+    crosscompile.run(reductions.kinds_for_gpu, [25])
+    crosscompile.run(reductions.kinds_for_gpu, [25], xla_flags=flags)
+    crosscompile.run(reductions.kinds_for_gpu, [25], xla_flags=flags)
+    assert len(calls) == 2  # other flags, another result; the same, kept
+    assert "XLA_FLAGS" not in calls.envs[0]  # never this process's
+    assert calls.envs[1]["XLA_FLAGS"] == flags
 
 
 def test_a_kept_result_answers_the_same_call_again(tmp_path, monkeypatch):

@@ -144,9 +144,11 @@ def test_agenda_fits_the_session_and_sends_the_rest_home():
     times = pd.DataFrame({"chapter": ["a", "b", "c", "d"],
                           "block min": [50.0, 50.0, 100.0, 20.0]})
     plan = agenda.agenda(times, session_min=180)
-    assert plan["block"].tolist() == ["setup on Colab", "a", "b", "break",
+    # b would run past 90 minutes without a pause: a break before it; c
+    # would end past 3:00; d fits
+    assert plan["block"].tolist() == ["setup on Colab", "a", "break", "b",
                                       "d", "homework: c"]
-    assert plan.iloc[3][["start", "end"]].tolist() == ["1:50", "2:00"]
+    assert plan.iloc[2][["start", "end"]].tolist() == ["1:00", "1:10"]
     assert plan.iloc[4]["end"] == "2:20"
     with pytest.raises(ValueError, match="no time"):
         agenda.agenda(times, session_min=5)
@@ -181,10 +183,10 @@ def test_the_closing_block_keeps_its_time_at_the_end():
                           "block min": [60.0, 60.0, 30.0]})
     closing = {"chapter": agenda.OWN_CODE, "block min": 20.0}
     plan = agenda.agenda(times, session_min=180, closing=closing)
-    # setup 10, a 60, b 60 (passes half: break 10), c would end at 170,
-    # past the 160 left before the closing block
-    assert plan["block"].tolist() == ["setup on Colab", "01_a", "02_b",
-                                      "break", agenda.OWN_CODE,
+    # setup 10, a 60, a break (b would run past 90 minutes), b 60, c
+    # would end at 170, past the 160 left before the closing block
+    assert plan["block"].tolist() == ["setup on Colab", "01_a", "break",
+                                      "02_b", agenda.OWN_CODE,
                                       "homework: 03_c"]
     assert plan.iloc[4][["start", "end"]].tolist() == ["2:20", "2:40"]
     with pytest.raises(ValueError, match="20 min of the closing block"):
@@ -199,10 +201,58 @@ def test_the_quiz_is_left_out_where_no_chapter_it_asks_about_is_taught():
     assert plan["block"].tolist() == [agenda.FIRST_PAGE, agenda.OWN_CODE_ALONE,
                                       "homework: 01_a"]
     assert plan.iloc[1]["end"] == f"0:{30 + 20 - agenda.QUIZ_MIN}"
-    # the quiz's minutes make room for chapter 1: it is quizzed after all
+    # the quiz's minutes make room for chapter 1: the quiz is homework
     plan = agenda.agenda(howto, session_min=30 + 60 + 20 - agenda.QUIZ_MIN,
                          closing=closing)
-    assert plan["block"].tolist()[-1] == f"{agenda.OWN_CODE_ALONE}, exit quiz"
+    assert plan["block"].tolist() == [agenda.FIRST_PAGE, "01_a",
+                                      agenda.OWN_CODE_ALONE,
+                                      f"homework: {agenda.QUIZ}"]
+    # a closing block that is the quiz alone goes where nothing is quizzed
+    quiz = {"chapter": agenda.QUIZ, "block min": float(agenda.QUIZ_MIN)}
+    plan = agenda.agenda(howto, session_min=40, closing=quiz)
+    assert plan["block"].tolist() == [agenda.FIRST_PAGE, "homework: 01_a"]
+
+
+def test_a_long_block_gets_a_break_before_it_and_a_day_its_lunch():
+    times = pd.DataFrame({"chapter": [f"0{n}_x" for n in range(1, 6)],
+                          "block min": [80.0, 80.0, 80.0, 80.0, 40.0]})
+    day = agenda.agenda(times, session_min=420)
+    blocks = day["block"].tolist()
+    assert blocks[:4] == ["setup on Colab", "01_x", "break", "02_x"]
+    assert blocks.count("lunch") == 1 and blocks.count("break") == 2
+    assert blocks[-1] == "homework: 05_x"  # it would need a break too
+    # no stretch between pauses runs past 90 minutes
+    stretch = 0
+    for start, end, block in day.itertuples(index=False):
+        if block in ("break", "lunch") or not end:
+            stretch = 0
+            continue
+        stretch += _minutes(end) - _minutes(start)
+        assert stretch <= agenda.BREAK_EVERY_MIN, block
+
+
+def _minutes(hm):
+    hours, minutes = hm.split(":")
+    return 60 * int(hours) + int(minutes)
+
+
+def test_the_quizzed_chapters_are_the_quizs_own():
+    from helpers.workbook.ch08_workshop import exit_quiz
+    assert agenda.QUIZZED == {q.chapter for q in exit_quiz.QUESTIONS}
+
+
+def test_a_reread_the_chapter_does_not_have_is_named(tmp_path):
+    notebook = _with_sections(_notebook(10, 1), ("One", 5))
+    nbformat.write(notebook, tmp_path / "01_a.ipynb")
+    with pytest.raises(ValueError, match="'Two', which the chapter does "
+                                         "not have"):
+        agenda.chapter_times(tmp_path, (_exercise("01_a", "core",
+                                                  "1.2 Two"),))
+
+
+def test_a_section_is_named_as_the_page_shows_it():
+    notebook = _with_sections(_notebook(1, 1), ("`jit`: trace once", 3))
+    assert "jit: trace once" in reading.section_words(notebook)
 
 
 def test_the_agenda_names_a_block_by_its_title_where_it_has_one():
@@ -219,17 +269,18 @@ def test_the_page_table_heads_minutes_in_words():
                           "words": [10], "read min": [1.0],
                           "run min": [2.0], "run on": ["H100"],
                           "here min": [0.6],
-                          "exercise min": [10.0], "block min": [13.0]})
+                          "exercise min": [10.0], "room min": [13.0],
+                          "block min": [26.0]})
     closing = {"chapter": "check your own code", "read min": 2.0,
                "run min": 0.1, "here min": 0.1, "exercise min": 15.0,
-               "block min": 17.1}
+               "room min": 13.0, "block min": 30.1}
     shown = agenda.for_page(times, closing)
     assert list(shown.index) == ["A", "check your own code"]
     assert list(shown.columns) == ["read", "run", "here", "exercise",
                                    "total"]
     assert list(shown["run"]) == ["2 on H100", "<1"]
     assert list(shown["here"]) == ["1", "<1"]
-    assert list(shown["total"]) == ["13", "17"]
+    assert list(shown["total"]) == ["26", "30"]  # the room's 13 in it
 
 
 def test_a_day_has_lunch_and_breaks():

@@ -76,8 +76,8 @@ def test_the_device_note_says_which_checks_need_the_cuda_plugin(
                         lambda: "the CUDA plugin is not in /x: pip install y")
     note = ready.device_note(kit)
     assert note.startswith("No GPU: every exercise runs")
-    assert note.endswith("(exercise 6.1, and a criterion of 2.1) say they "
-                         "are not graded here: the CUDA plugin is not in "
-                         "/x: pip install y.")
+    assert note.endswith("(exercises 6.1 and 6.2, and a criterion of 2.1) "
+                         "say they are not graded here: the CUDA plugin is "
+                         "not in /x: pip install y.")
     monkeypatch.setattr(crosscompile, "why_unavailable", lambda: None)
     assert "plugin" not in ready.device_note(ready.Kit((), "gpu"))

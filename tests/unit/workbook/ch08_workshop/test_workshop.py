@@ -18,7 +18,6 @@ from helpers.workbook.ch08_workshop import workshop
 from book_paths import CHAPTERS
 
 
-
 def test_every_exercise_has_its_place_and_a_unique_number():
     exercises = workshop.exercises()
     assert [e.number for e in exercises] == sorted(

@@ -12,7 +12,6 @@ from made_up import H100_PROVENANCE
 from made_up import fusion_sweep as recording
 
 
-
 def test_glued_values_and_provenance_come_from_the_stored_notebook():
     values = goals.glued(CHAPTERS / "07_multi_gpu.ipynb")
     assert values["simulated_examples_ok"] == "yes"
