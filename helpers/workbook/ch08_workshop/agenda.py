@@ -32,9 +32,9 @@ same way (`own_code_block`): a fresh runtime, one section of the field
 guide to read, the examine box's run, an allowance to try the fix, and
 the exit quiz where the session taught a chapter it asks about.
 `agenda` lays the blocks end to end within the session's length, with a
-break every `BREAK_EVERY_MIN` and lunch in a full day, keeps the closing
-block's time free, and names the chapters that do not fit, to set as
-homework;
+break before a block would run past `BREAK_EVERY_MIN` and lunch in a full
+day, keeps the closing block's time free, and names the chapters that
+do not fit, to set as homework;
 `plans` gives the 90-minute, three-hour and full-day sessions.
 """
 
